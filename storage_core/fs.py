@@ -1,0 +1,356 @@
+"""The file-system layer: the only module of storage_core that touches files.
+
+Every open, write, truncate, fsync, rename, delete and mmap of storage_core goes through a
+:class:`FileSystem`, passed keyword-only as `fs=` and defaulting to :func:`default_fs`. That
+single seam is what lets tests inject a crash (or an I/O error) at the n-th mutating operation
+of any procedure and check that recovery ends in a consistent state.
+
+Durability rules (Kafka's `Utils.atomicMoveWithFallback`, KAFKA-3968):
+
+* :meth:`FileSystem.rename_atomic` renames with `os.replace` and then fsyncs the parent directory,
+  so the rename survives a power loss.
+* :meth:`FileSystem.write_atomic` writes `<name>.tmp`, fsyncs it, renames it over `<name>` and
+  fsyncs the directory: readers see the old or the new content, never a mix.
+* Appends and in-place writes are durable only after :meth:`FileHandle.fsync`.
+
+Fault injection: :class:`FaultInjectingFileSystem` counts mutating operations and, at the
+configured one, raises :class:`SimulatedCrash` (a `BaseException`, so no `except Exception`
+handler can swallow it, like `kill -9`), exits the process with status 137, or raises an
+`OSError(EIO)` (a failed write or fsync). Setting `LOGKEEPER_FAULT_AFTER=n` (and optionally
+`LOGKEEPER_FAULT_KIND=crash|exit|eio`) makes :func:`default_fs` return such a file system, so a
+crash can be injected into a whole job, Spark executors included.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import mmap
+import os
+from pathlib import Path
+from typing import Literal, Protocol
+
+FaultKind = Literal["crash", "exit", "eio"]
+
+
+class SimulatedCrash(BaseException):
+    """Raised by :class:`FaultInjectingFileSystem` in place of a mutating operation."""
+
+    def __init__(self, operation: str, path: Path | str) -> None:
+        super().__init__(f"simulated crash before {operation} {path}")
+        self.operation = operation
+        self.path = Path(path)
+
+
+class FileHandle(Protocol):
+    """An open file: positional reads and writes, FileChannel-style."""
+
+    @property
+    def path(self) -> Path:
+        """The file's path."""
+        ...
+
+    def read_at(self, position: int, size: int) -> bytes:
+        """Read up to `size` bytes at `position` (fewer at end of file)."""
+        ...
+
+    def write_at(self, position: int, data: bytes | bytearray | memoryview) -> None:
+        """Write all of `data` at `position`."""
+        ...
+
+    def append(self, data: bytes | bytearray | memoryview) -> int:
+        """Write `data` at the end of the file; returns the position it was written at."""
+        ...
+
+    def truncate(self, size: int) -> None:
+        """Set the file's length (shrinks or zero-extends)."""
+        ...
+
+    def fsync(self) -> None:
+        """Flush the file's data to stable storage."""
+        ...
+
+    def size(self) -> int:
+        """The file's current length in bytes."""
+        ...
+
+    def close(self) -> None:
+        """Release the handle."""
+        ...
+
+
+class FileSystem(Protocol):
+    """The operations storage_core may perform on files and directories."""
+
+    def open(self, path: Path, *, writable: bool = False, create: bool = False) -> FileHandle:
+        """Open a file for positional I/O; `create` creates it (empty) if missing."""
+        ...
+
+    def read_bytes(self, path: Path) -> bytes:
+        """The whole content of a file."""
+        ...
+
+    def mmap(self, path: Path) -> mmap.mmap | bytes:
+        """A read-only map of the whole file (`b""` for an empty file)."""
+        ...
+
+    def write_file(self, path: Path, data: bytes, *, fsync: bool = True) -> None:
+        """Create or overwrite `path` with `data` in place (not atomic)."""
+        ...
+
+    def write_atomic(self, path: Path, data: bytes) -> None:
+        """Replace `path` by `data` atomically: `.tmp`, fsync, rename, fsync the directory."""
+        ...
+
+    def truncate(self, path: Path, size: int) -> None:
+        """Set a file's length."""
+        ...
+
+    def fsync(self, path: Path) -> None:
+        """fsync a file by path."""
+        ...
+
+    def fsync_dir(self, path: Path) -> None:
+        """fsync a directory, making creations, renames and deletions in it durable."""
+        ...
+
+    def rename_atomic(self, source: Path, target: Path) -> None:
+        """Rename `source` to `target` (replacing it) and fsync the parent directory."""
+        ...
+
+    def delete(self, path: Path) -> None:
+        """Delete a file; a missing file is not an error."""
+        ...
+
+    def make_dir(self, path: Path) -> None:
+        """Create a directory (and its parents); an existing one is not an error."""
+        ...
+
+    def list_dir(self, path: Path) -> list[str]:
+        """The names in a directory, sorted."""
+        ...
+
+    def exists(self, path: Path) -> bool:
+        """True if the path exists."""
+        ...
+
+    def is_dir(self, path: Path) -> bool:
+        """True if the path is a directory."""
+        ...
+
+    def size(self, path: Path) -> int:
+        """A file's length in bytes."""
+        ...
+
+    def mtime_ms(self, path: Path) -> int:
+        """A file's last-modified time in milliseconds since the epoch."""
+        ...
+
+    def try_lock(self, path: Path) -> int | None:
+        """Take an exclusive POSIX (fcntl) lock on `path`, creating it; the fd, or None if held."""
+        ...
+
+    def unlock(self, fd: int) -> None:
+        """Release a lock taken by :meth:`try_lock`."""
+        ...
+
+
+class LocalFileHandle:
+    """A :class:`FileHandle` over an OS file descriptor."""
+
+    def __init__(self, path: Path, fd: int, fs: LocalFileSystem) -> None:
+        self._path = path
+        self._fd = fd
+        self._fs = fs
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    def read_at(self, position: int, size: int) -> bytes:
+        return os.pread(self._fd, size, position)
+
+    def write_at(self, position: int, data: bytes | bytearray | memoryview) -> None:
+        self._fs._before("write", self._path)
+        view = memoryview(data)
+        while view:
+            written = os.pwrite(self._fd, view, position)
+            view = view[written:]
+            position += written
+
+    def append(self, data: bytes | bytearray | memoryview) -> int:
+        position = os.fstat(self._fd).st_size
+        self.write_at(position, data)
+        return position
+
+    def truncate(self, size: int) -> None:
+        self._fs._before("truncate", self._path)
+        os.ftruncate(self._fd, size)
+
+    def fsync(self) -> None:
+        self._fs._before("fsync", self._path)
+        os.fsync(self._fd)
+
+    def size(self) -> int:
+        return os.fstat(self._fd).st_size
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> LocalFileHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class LocalFileSystem:
+    """The real file system. Subclasses hook :meth:`_before` to inject faults."""
+
+    def _before(self, operation: str, path: Path) -> None:
+        """Called before every mutating operation; the real file system does nothing."""
+
+    def open(self, path: Path, *, writable: bool = False, create: bool = False) -> LocalFileHandle:
+        flags = os.O_RDWR if writable else os.O_RDONLY
+        if create:
+            if not os.path.exists(path):
+                self._before("create", path)
+            flags |= os.O_CREAT
+        return LocalFileHandle(Path(path), os.open(path, flags | os.O_CLOEXEC, 0o644), self)
+
+    def read_bytes(self, path: Path) -> bytes:
+        with open(path, "rb") as f:
+            return f.read()
+
+    def mmap(self, path: Path) -> mmap.mmap | bytes:
+        with open(path, "rb") as f:
+            if os.fstat(f.fileno()).st_size == 0:
+                return b""
+            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+
+    def write_file(self, path: Path, data: bytes, *, fsync: bool = True) -> None:
+        with self.open(path, writable=True, create=True) as handle:
+            handle.truncate(0)
+            handle.write_at(0, data)
+            if fsync:
+                handle.fsync()
+
+    def write_atomic(self, path: Path, data: bytes) -> None:
+        path = Path(path)
+        tmp = path.with_name(path.name + ".tmp")
+        self.write_file(tmp, data, fsync=True)
+        self.rename_atomic(tmp, path)
+
+    def truncate(self, path: Path, size: int) -> None:
+        self._before("truncate", path)
+        os.truncate(path, size)
+
+    def fsync(self, path: Path) -> None:
+        self._before("fsync", path)
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def fsync_dir(self, path: Path) -> None:
+        self._before("fsync_dir", path)
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def rename_atomic(self, source: Path, target: Path) -> None:
+        self._before("rename", source)
+        os.replace(source, target)
+        self.fsync_dir(Path(target).parent)
+
+    def delete(self, path: Path) -> None:
+        if os.path.lexists(path):
+            self._before("delete", path)
+            os.unlink(path)
+
+    def make_dir(self, path: Path) -> None:
+        if not os.path.isdir(path):
+            self._before("mkdir", path)
+            os.makedirs(path, exist_ok=True)
+
+    def list_dir(self, path: Path) -> list[str]:
+        return sorted(os.listdir(path))
+
+    def exists(self, path: Path) -> bool:
+        return os.path.exists(path)
+
+    def is_dir(self, path: Path) -> bool:
+        return os.path.isdir(path)
+
+    def size(self, path: Path) -> int:
+        return os.stat(path).st_size
+
+    def mtime_ms(self, path: Path) -> int:
+        return os.stat(path).st_mtime_ns // 1_000_000
+
+    def try_lock(self, path: Path) -> int | None:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            # Java's FileChannel.tryLock is an fcntl record lock on Linux: use the same namespace.
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in (errno.EACCES, errno.EAGAIN):
+                return None
+            raise
+        return fd
+
+    def unlock(self, fd: int) -> None:
+        fcntl.lockf(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+class FaultInjectingFileSystem(LocalFileSystem):
+    """A real file system that fails at the n-th mutating operation (1-based).
+
+    Mutating operations are: create, write, truncate, fsync, fsync_dir, rename, delete, mkdir.
+    `operations` records every one that ran, so a test can first count the operations of an
+    uninterrupted run and then crash at each of them in turn.
+
+    Args:
+        fail_at: the 1-based number of the operation that fails; None never fails.
+        kind: `crash` raises :class:`SimulatedCrash`; `exit` ends the process with status 137
+            (as `kill -9` would); `eio` raises `OSError(EIO)` for that operation only.
+    """
+
+    def __init__(self, *, fail_at: int | None = None, kind: FaultKind = "crash") -> None:
+        self.fail_at = fail_at
+        self.kind = kind
+        self.operations: list[tuple[str, Path]] = []
+
+    def _before(self, operation: str, path: Path) -> None:
+        number = len(self.operations) + 1
+        if number == self.fail_at:
+            if self.kind == "exit":
+                os._exit(137)
+            if self.kind == "eio":
+                self.operations.append((operation, Path(path)))
+                raise OSError(errno.EIO, f"injected I/O error in {operation}", str(path))
+            raise SimulatedCrash(operation, path)
+        self.operations.append((operation, Path(path)))
+
+
+FAULT_AFTER_ENV = "LOGKEEPER_FAULT_AFTER"
+FAULT_KIND_ENV = "LOGKEEPER_FAULT_KIND"
+_LOCAL = LocalFileSystem()
+
+
+def default_fs() -> FileSystem:
+    """The local file system, or a fault-injecting one when `LOGKEEPER_FAULT_AFTER` is set."""
+    fail_at = os.environ.get(FAULT_AFTER_ENV)
+    if not fail_at:
+        return _LOCAL
+    kind = os.environ.get(FAULT_KIND_ENV, "exit")
+    if kind not in ("crash", "exit", "eio"):
+        raise ValueError(f"{FAULT_KIND_ENV} must be crash, exit or eio, not {kind!r}")
+    return FaultInjectingFileSystem(fail_at=int(fail_at), kind=kind)  # type: ignore[arg-type]

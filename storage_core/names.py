@@ -1,0 +1,190 @@
+"""File and directory names of a Kafka log dir: the only place that builds or parses them.
+
+Mirrors `LogFileUtils.java` and `LocalLog.scala` (`parseTopicPartitionName`, `logDirName*`).
+
+Segment files share one base name, the segment's base offset as 20 zero-padded decimal digits
+(`00000000000000001234`). A file's offset is the decimal number before the **first** `.` of its
+name. Lifecycle suffixes are appended after the normal suffix (`00000000000000000000.log.cleaned`).
+
+Partition directories are `<topic>-<partition>`; renamed replicas are
+`<topic>-<partition>.<32 hex uuid><suffix>` with suffix `-delete`, `-future` or `-stray`.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from storage_core.errors import InvalidNameError
+
+LOG_SUFFIX = ".log"
+INDEX_SUFFIX = ".index"
+TIME_INDEX_SUFFIX = ".timeindex"
+TXN_INDEX_SUFFIX = ".txnindex"
+SNAPSHOT_SUFFIX = ".snapshot"
+CLEANED_SUFFIX = ".cleaned"
+SWAP_SUFFIX = ".swap"
+DELETED_SUFFIX = ".deleted"
+TMP_SUFFIX = ".tmp"
+
+INDEX_SUFFIXES = (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)
+SEGMENT_SUFFIXES = (LOG_SUFFIX, *INDEX_SUFFIXES)
+
+# Per-log-dir files.
+RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
+LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
+REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
+CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"
+META_PROPERTIES = "meta.properties"
+CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
+LOCK_FILE = ".lock"
+# Per-partition files.
+LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
+PARTITION_METADATA = "partition.metadata"
+
+# Directories inside a log dir that are not partition dirs (LogManager skips them).
+METADATA_TOPIC = "__cluster_metadata"
+REMOTE_INDEX_CACHE_DIR = "remote-log-index-cache"
+
+OFFSET_DIGITS = 20
+_MAX_OFFSET = 10**OFFSET_DIGITS - 1
+
+
+def filename_prefix(offset: int) -> str:
+    """The 20-digit base name of a segment or snapshot at `offset` (`LogFileUtils.filenamePrefixFromOffset`)."""
+    if not 0 <= offset <= _MAX_OFFSET:
+        raise ValueError(f"offset {offset} cannot be a file name")
+    return f"{offset:0{OFFSET_DIGITS}d}"
+
+
+def log_file(dir_path: Path, base_offset: int, suffix: str = "") -> Path:
+    """`<dir>/<20 digits>.log[suffix]`; `suffix` is a lifecycle suffix such as `.cleaned`."""
+    return dir_path / (filename_prefix(base_offset) + LOG_SUFFIX + suffix)
+
+
+def offset_index_file(dir_path: Path, base_offset: int, suffix: str = "") -> Path:
+    """`<dir>/<20 digits>.index[suffix]`."""
+    return dir_path / (filename_prefix(base_offset) + INDEX_SUFFIX + suffix)
+
+
+def time_index_file(dir_path: Path, base_offset: int, suffix: str = "") -> Path:
+    """`<dir>/<20 digits>.timeindex[suffix]`."""
+    return dir_path / (filename_prefix(base_offset) + TIME_INDEX_SUFFIX + suffix)
+
+
+def txn_index_file(dir_path: Path, base_offset: int, suffix: str = "") -> Path:
+    """`<dir>/<20 digits>.txnindex[suffix]`."""
+    return dir_path / (filename_prefix(base_offset) + TXN_INDEX_SUFFIX + suffix)
+
+
+def snapshot_file(dir_path: Path, offset: int, suffix: str = "") -> Path:
+    """`<dir>/<20 digits>.snapshot[suffix]`: producer state as of `offset` (exclusive)."""
+    return dir_path / (filename_prefix(offset) + SNAPSHOT_SUFFIX + suffix)
+
+
+def offset_from_file_name(name: str) -> int:
+    """The offset a file name starts with: the decimal number before the first `.`.
+
+    Raises:
+        InvalidNameError: the prefix is not a decimal number.
+    """
+    prefix = name.split(".", 1)[0]
+    if not prefix.isdigit():
+        raise InvalidNameError("file name does not start with an offset", name=name)
+    return int(prefix)
+
+
+def is_segment_file_name(name: str) -> bool:
+    """True for `<20 digits>.<suffix>[.<lifecycle>]` names of segment, index and snapshot files."""
+    return _SEGMENT_NAME.fullmatch(name) is not None
+
+
+_SEGMENT_NAME = re.compile(
+    rf"\d{{{OFFSET_DIGITS}}}(\.log|\.index|\.timeindex|\.txnindex|\.snapshot)(\.cleaned|\.swap|\.deleted)?"
+)
+
+
+def strip_lifecycle_suffix(name: str) -> tuple[str, str]:
+    """Split `x.log.swap` into (`x.log`, `.swap`); names without a lifecycle suffix get `""`."""
+    for suffix in (CLEANED_SUFFIX, SWAP_SUFFIX, DELETED_SUFFIX):
+        if name.endswith(suffix):
+            return name[: -len(suffix)], suffix
+    return name, ""
+
+
+class DirKind(enum.Enum):
+    """What a partition directory's name says about the replica."""
+
+    LIVE = ""
+    DELETE = "-delete"
+    FUTURE = "-future"
+    STRAY = "-stray"
+
+
+@dataclass(frozen=True, slots=True)
+class TopicPartition:
+    """A topic name and partition number, as in a partition dir's name."""
+
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionDirName:
+    """A parsed partition directory name."""
+
+    topic_partition: TopicPartition
+    kind: DirKind
+
+
+_SUFFIXED = {
+    kind: re.compile(r"^(\S+)-(\S+)\.(\S+)" + re.escape(kind.value) + "$")
+    for kind in (DirKind.DELETE, DirKind.FUTURE, DirKind.STRAY)
+}
+_TOPIC_CHARS = re.compile(r"[a-zA-Z0-9._-]+")
+_INT32_MAX = 2**31 - 1
+
+
+def parse_partition_dir_name(name: str) -> PartitionDirName:
+    """Parse a partition directory name exactly as `LocalLog.parseTopicPartitionName` does.
+
+    Raises:
+        InvalidNameError: the name is not a partition directory name.
+    """
+    if not name or "-" not in name:
+        raise InvalidNameError("not a partition directory name (expected <topic>-<partition>)", name=name)
+    kind = DirKind.LIVE
+    base = name
+    for candidate, pattern in _SUFFIXED.items():
+        if name.endswith(candidate.value):
+            if pattern.match(name) is None:
+                raise InvalidNameError(f"malformed {candidate.value} directory name", name=name)
+            kind = candidate
+            base = name[: name.rindex(".")]
+            break
+    topic, _, partition_text = base.rpartition("-")
+    if not topic or not partition_text:
+        raise InvalidNameError("not a partition directory name (expected <topic>-<partition>)", name=name)
+    if not (partition_text.isdigit() or (partition_text[0] == "-" and partition_text[1:].isdigit())):
+        raise InvalidNameError("partition number is not an integer", name=name)
+    partition = int(partition_text)
+    if not -(2**31) <= partition <= _INT32_MAX:
+        raise InvalidNameError("partition number does not fit int32", name=name)
+    return PartitionDirName(TopicPartition(topic, partition), kind)
+
+
+def partition_dir_name(topic_partition: TopicPartition) -> str:
+    """`<topic>-<partition>` for a live replica (`LocalLog.logDirName`)."""
+    if _TOPIC_CHARS.fullmatch(topic_partition.topic) is None or topic_partition.topic in (".", ".."):
+        raise InvalidNameError("topic name has characters Kafka does not allow", name=topic_partition.topic)
+    return str(topic_partition)
+
+
+def is_partition_dir_candidate(name: str) -> bool:
+    """False for the directories LogManager skips: the KRaft metadata log and the remote index cache."""
+    return name not in (REMOTE_INDEX_CACHE_DIR, f"{METADATA_TOPIC}-0") and not name.startswith(".")
