@@ -1,0 +1,102 @@
+"""The offset index `.index` (Kafka `OffsetIndex.java`, kafka-format.md §6).
+
+```
+OffsetIndexEntry => RelativeOffset => Int32   offset - segment base offset
+                    Position => Int32         byte position in the .log of the start of a batch
+```
+
+An entry (O, P) means: the batch starting at P has last offset O (recovery) or ends a chunk whose
+last offset is O (append path). Entries strictly increase in offset and position. Sparse: one entry
+per `index.interval.bytes` of log. Lookup returns the largest entry with offset <= target, else
+(base offset, 0). Not checksummed; rebuilt from the `.log` after a crash.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import NamedTuple
+
+from storage_core.errors import CorruptIndexError, InvalidOffsetError, OffsetOverflowError
+from storage_core.index.sparse_index import SparseIndex
+
+_INT32_MAX = 2**31 - 1
+
+
+class OffsetPosition(NamedTuple):
+    """An absolute offset and the byte position of its batch in the `.log`."""
+
+    offset: int
+    position: int
+
+
+class OffsetIndex(SparseIndex):
+    """A segment's offset index."""
+
+    ENTRY = struct.Struct(">ii")
+
+    def _key(self, n: int) -> int:
+        return self.raw_entry(n)[0]
+
+    def entry(self, n: int) -> OffsetPosition:
+        relative, position = self.raw_entry(n)
+        return OffsetPosition(self.base_offset + relative, position)
+
+    def entries(self) -> list[OffsetPosition]:
+        return [self.entry(n) for n in range(self.entry_count)]
+
+    @property
+    def last_offset(self) -> int:
+        """Offset of the last entry, or the base offset when empty."""
+        return self.entry(self.entry_count - 1).offset if self.entry_count else self.base_offset
+
+    def is_full(self) -> bool:
+        return self.entry_count >= self.max_entries
+
+    def lookup(self, target: int) -> OffsetPosition:
+        """The largest entry with offset <= `target`, or (base offset, 0)."""
+        slot = self._largest_lower_bound(target - self.base_offset)
+        return OffsetPosition(self.base_offset, 0) if slot < 0 else self.entry(slot)
+
+    def append(self, offset: int, position: int) -> None:
+        """Add an entry.
+
+        Raises:
+            InvalidOffsetError: `offset` is not above the last entry's.
+            OffsetOverflowError: `offset` is not within int32 of the base offset.
+            ValueError: the index is full.
+        """
+        relative = offset - self.base_offset
+        if not 0 <= relative <= _INT32_MAX:
+            raise OffsetOverflowError("offset does not fit the offset index", segment=self.path, offset=offset)
+        if self.entry_count and offset <= self.last_offset:
+            raise InvalidOffsetError(
+                f"attempt to append offset {offset} to {self.path} whose last offset is {self.last_offset}"
+            )
+        if self.is_full():
+            raise ValueError(f"{self.path} is full ({self.entry_count} entries)")
+        self._append_entry(self.ENTRY.pack(relative, position))
+
+    def truncate_to(self, offset: int) -> None:
+        """Keep only the entries with offset < `offset`."""
+        slot = self._largest_lower_bound(offset - self.base_offset)
+        keep = 0 if slot < 0 else slot + (0 if self._key(slot) == offset - self.base_offset else 1)
+        self._truncate_to_entries(keep)
+
+    def sanity_check(self) -> None:
+        """Kafka's `OffsetIndex.sanityCheck`.
+
+        Raises:
+            CorruptIndexError: the last offset is below the base offset, or the length is not a
+                multiple of 8.
+        """
+        if self.entry_count and self._key(self.entry_count - 1) < 0:
+            raise CorruptIndexError(
+                f"last offset {self.last_offset} is below the base offset {self.base_offset}", path=self.path
+            )
+        if self.length % self.ENTRY.size:
+            raise CorruptIndexError(f"length {self.length} is not a multiple of {self.ENTRY.size}", path=self.path)
+
+
+def encode_offset_index(entries: list[OffsetPosition], *, base_offset: int) -> bytes:
+    """The bytes of a trimmed offset index holding `entries`."""
+    return b"".join(OffsetIndex.ENTRY.pack(e.offset - base_offset, e.position) for e in entries)

@@ -1,0 +1,106 @@
+"""The time index `.timeindex` (Kafka `TimeIndex.java`, kafka-format.md §7).
+
+```
+TimeIndexEntry => Timestamp => Int64        largest batch max timestamp seen so far in the segment
+                  RelativeOffset => Int32   last offset of the batch that carried it, minus base
+```
+
+Timestamps strictly increase, offsets never decrease. An entry is written only when its timestamp
+is above the last one, so data without timestamps leaves the index empty. One slot is kept for the
+entry written when the segment rolls or closes (`is_full` is `entries >= max_entries - 1`). Lookup
+returns the largest entry with timestamp <= target, else (-1, base offset). Not checksummed.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import NamedTuple
+
+from storage_core.errors import CorruptIndexError, InvalidOffsetError, StorageError
+from storage_core.index.sparse_index import SparseIndex
+
+
+class TimestampOffset(NamedTuple):
+    """A timestamp and an absolute offset."""
+
+    timestamp: int
+    offset: int
+
+
+class TimeIndex(SparseIndex):
+    """A segment's time index."""
+
+    ENTRY = struct.Struct(">qi")
+
+    def _key(self, n: int) -> int:
+        return self.raw_entry(n)[0]
+
+    def entry(self, n: int) -> TimestampOffset:
+        timestamp, relative = self.raw_entry(n)
+        return TimestampOffset(timestamp, self.base_offset + relative)
+
+    def entries(self) -> list[TimestampOffset]:
+        return [self.entry(n) for n in range(self.entry_count)]
+
+    @property
+    def last_entry(self) -> TimestampOffset:
+        """The last entry, or (-1, base offset) when empty."""
+        return self.entry(self.entry_count - 1) if self.entry_count else TimestampOffset(-1, self.base_offset)
+
+    def is_full(self) -> bool:
+        return self.entry_count >= self.max_entries - 1
+
+    def lookup(self, timestamp: int) -> TimestampOffset:
+        """The largest entry with timestamp <= `timestamp`, or (-1, base offset)."""
+        slot = self._largest_lower_bound(timestamp)
+        return TimestampOffset(-1, self.base_offset) if slot < 0 else self.entry(slot)
+
+    def maybe_append(self, timestamp: int, offset: int, *, skip_full_check: bool = False) -> None:
+        """Append (timestamp, offset) if the timestamp is above the last entry's.
+
+        Raises:
+            ValueError: the index is full (unless `skip_full_check`).
+            InvalidOffsetError: `offset` is below the last entry's offset.
+            StorageError: `timestamp` is below the last entry's timestamp.
+        """
+        if not skip_full_check and self.is_full():
+            raise ValueError(f"{self.path} is full ({self.entry_count} entries)")
+        last = self.last_entry
+        if self.entry_count and offset < last.offset:
+            raise InvalidOffsetError(f"attempt to append offset {offset} to {self.path} after offset {last.offset}")
+        if self.entry_count and timestamp < last.timestamp:
+            raise StorageError(f"attempt to append timestamp {timestamp} to {self.path} after {last.timestamp}")
+        if timestamp > last.timestamp:
+            self._append_entry(self.ENTRY.pack(timestamp, offset - self.base_offset))
+
+    def truncate_to(self, offset: int) -> None:
+        """Keep only the entries with offset < `offset`."""
+        keep = 0
+        while keep < self.entry_count and self.entry(keep).offset < offset:
+            keep += 1
+        self._truncate_to_entries(keep)
+
+    def sanity_check(self) -> None:
+        """Kafka's `TimeIndex.sanityCheck`.
+
+        Raises:
+            CorruptIndexError: last timestamp below the first, last offset below the base offset, or
+                a length that is not a multiple of 12.
+        """
+        if self.entry_count:
+            first, last = self.entry(0), self.last_entry
+            if last.timestamp < first.timestamp:
+                raise CorruptIndexError(
+                    f"last timestamp {last.timestamp} is below the first {first.timestamp}", path=self.path
+                )
+            if last.offset < self.base_offset:
+                raise CorruptIndexError(
+                    f"last offset {last.offset} is below the base offset {self.base_offset}", path=self.path
+                )
+        if self.length % self.ENTRY.size:
+            raise CorruptIndexError(f"length {self.length} is not a multiple of {self.ENTRY.size}", path=self.path)
+
+
+def encode_time_index(entries: list[TimestampOffset], *, base_offset: int) -> bytes:
+    """The bytes of a trimmed time index holding `entries`."""
+    return b"".join(TimeIndex.ENTRY.pack(e.timestamp, e.offset - base_offset) for e in entries)

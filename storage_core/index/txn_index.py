@@ -1,0 +1,156 @@
+"""The aborted-transaction index `.txnindex` (Kafka `TransactionIndex.java`, `AbortedTxn.java`, §8).
+
+```
+AbortedTxn => Version => Int16          0 (readers look at its first byte only)
+              ProducerId => Int64
+              FirstOffset => Int64      first offset of the aborted transaction
+              LastOffset => Int64       offset of its ABORT marker
+              LastStableOffset => Int64 LSO when the abort was written
+```
+
+34-byte entries, append-only, no preallocation; the file is created on the first append. Entries
+strictly increase in last offset; a trailing partial entry is ignored. Rebuilt by recovery.
+"""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+from typing import NamedTuple
+
+from storage_core.errors import CorruptIndexError
+from storage_core.fs import FileHandle, FileSystem, default_fs
+
+_ENTRY = struct.Struct(">hqqqq")
+
+
+class AbortedTxn(NamedTuple):
+    """One aborted transaction."""
+
+    producer_id: int
+    first_offset: int
+    last_offset: int
+    last_stable_offset: int
+    version: int = 0
+
+    def encode(self) -> bytes:
+        return _ENTRY.pack(self.version, self.producer_id, self.first_offset, self.last_offset, self.last_stable_offset)
+
+
+ENTRY_SIZE = _ENTRY.size
+
+
+def decode_txn_index(data: bytes, *, path: Path | None = None) -> list[AbortedTxn]:
+    """The entries of a `.txnindex` (a trailing partial entry is ignored).
+
+    Raises:
+        CorruptIndexError: an entry whose version byte is above 0.
+    """
+    entries = []
+    for position in range(0, len(data) - ENTRY_SIZE + 1, ENTRY_SIZE):
+        if data[position] > 0:
+            raise CorruptIndexError(
+                f"unexpected aborted transaction version {data[position]}", path=path, position=position
+            )
+        version, producer_id, first, last, lso = _ENTRY.unpack_from(data, position)
+        entries.append(AbortedTxn(producer_id, first, last, lso, version))
+    return entries
+
+
+class TransactionIndex:
+    """A segment's aborted-transaction index."""
+
+    def __init__(self, path: Path, base_offset: int, entries: list[AbortedTxn], fs: FileSystem) -> None:
+        self.path = path
+        self.base_offset = base_offset
+        self._entries = entries
+        self._fs = fs
+        self._handle: FileHandle | None = None
+        self._in_memory = False
+
+    @classmethod
+    def open(cls, path: Path, base_offset: int, *, fs: FileSystem | None = None) -> TransactionIndex:
+        fs = fs or default_fs()
+        path = Path(path)
+        entries = decode_txn_index(fs.read_bytes(path), path=path) if fs.exists(path) else []
+        return cls(path, base_offset, entries, fs)
+
+    @classmethod
+    def build_in_memory(cls, path: Path, base_offset: int, *, fs: FileSystem) -> TransactionIndex:
+        """An empty index built in memory; :meth:`persist` writes it in one atomic step."""
+        index = cls(Path(path), base_offset, [], fs)
+        index._in_memory = True
+        return index
+
+    @property
+    def in_memory(self) -> bool:
+        return self._in_memory
+
+    def persist(self) -> None:
+        """Write an in-memory index atomically (only if it has entries or its file already exists)."""
+        if self._entries or self._fs.exists(self.path):
+            self._fs.write_atomic(self.path, b"".join(e.encode() for e in self._entries))
+
+    def all_entries(self) -> list[AbortedTxn]:
+        return list(self._entries)
+
+    def _writable(self) -> FileHandle:
+        if self._handle is None:
+            self._handle = self._fs.open(self.path, writable=True, create=True)
+        return self._handle
+
+    def append(self, txn: AbortedTxn) -> None:
+        """Add an entry (creating the file).
+
+        Raises:
+            ValueError: `txn.last_offset` is not above the last entry's.
+        """
+        if self._entries and txn.last_offset <= self._entries[-1].last_offset:
+            raise ValueError(
+                f"last offset {txn.last_offset} is not above the last entry's {self._entries[-1].last_offset}"
+            )
+        if not self._in_memory:
+            self._writable().write_at(len(self._entries) * ENTRY_SIZE, txn.encode())
+        self._entries.append(txn)
+
+    def truncate_to(self, offset: int) -> None:
+        """Drop the first entry with last offset >= `offset` and everything after it."""
+        keep = next((i for i, e in enumerate(self._entries) if e.last_offset >= offset), len(self._entries))
+        if keep < len(self._entries):
+            del self._entries[keep:]
+            if not self._in_memory:
+                self._writable().truncate(keep * ENTRY_SIZE)
+
+    def reset(self) -> None:
+        """Empty the index (the file is truncated to 0 bytes when it exists)."""
+        self._entries.clear()
+        if self._handle is not None or self._fs.exists(self.path):
+            self._writable().truncate(0)
+
+    def sanity_check(self) -> None:
+        """Raises CorruptIndexError if an entry's last offset is below the base offset."""
+        for entry in self._entries:
+            if entry.last_offset < self.base_offset:
+                raise CorruptIndexError(
+                    f"aborted transaction last offset {entry.last_offset} is below the base offset {self.base_offset}",
+                    path=self.path,
+                )
+
+    def collect_aborted_txns(self, fetch_offset: int, upper_bound_offset: int) -> tuple[list[AbortedTxn], bool]:
+        """Aborted transactions overlapping [fetch_offset, upper_bound_offset); True if the search is complete."""
+        found = []
+        for entry in self._entries:
+            if entry.last_offset >= fetch_offset and entry.first_offset < upper_bound_offset:
+                found.append(entry)
+            if entry.last_stable_offset >= upper_bound_offset:
+                return found, True
+        return found, False
+
+    def flush(self) -> None:
+        if self._handle is not None:
+            self._handle.fsync()
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None

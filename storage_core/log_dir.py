@@ -1,0 +1,141 @@
+"""Per-log-dir bookkeeping around a maintenance run, in LogManager's order.
+
+A Kafka log dir holds, besides the partition directories, the recovery-point and log-start-offset
+checkpoints and the `.kafka_cleanshutdown` marker. A run over a log dir follows the broker's
+discipline (LogManager.loadLogs / shutdown, kafka-maintenance.md §2.1, §2.9):
+
+1. take `.lock` (the caller does, see :mod:`storage_core.lock`);
+2. :func:`open_log_dir`: read the marker and both checkpoints, then delete the marker before any
+   partition is touched, so that a crash during the run makes the next load unclean (KAFKA-10471);
+3. load / maintain each partition;
+4. :func:`close_log_dir`: fsync the directory, write the recovery-point checkpoint (each log's end
+   offset: everything is flushed), then the log-start-offset checkpoint (only logs whose start is
+   above their first segment, as LogManager writes it), both atomically; finally re-create the
+   marker, but only if every partition of the dir succeeded.
+
+A failed partition keeps its previous checkpoint entries. Unchanged checkpoint content is not
+rewritten, so a second run over a maintained dir changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from storage_core import names
+from storage_core.checkpoint import format_offset_checkpoint, read_offset_checkpoint, write_offset_checkpoint
+from storage_core.clean_shutdown import delete_clean_shutdown, read_clean_shutdown, write_clean_shutdown
+from storage_core.errors import CorruptCheckpointError
+from storage_core.fs import FileSystem, default_fs
+from storage_core.names import TopicPartition
+
+
+@dataclass(frozen=True, slots=True)
+class LogDirState:
+    """What a log dir said about itself when the run began.
+
+    Attributes:
+        path: the log dir.
+        had_clean_shutdown: `.kafka_cleanshutdown` was present.
+        recovery_points: the recovery-point checkpoint ({} if missing or unreadable, as Kafka).
+        log_start_offsets: the log-start-offset checkpoint ({} if missing or unreadable).
+        warnings: checkpoint files that could not be read.
+    """
+
+    path: Path
+    had_clean_shutdown: bool
+    recovery_points: dict[TopicPartition, int]
+    log_start_offsets: dict[TopicPartition, int]
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionOutcome:
+    """What a partition's maintenance left behind, for the log dir's checkpoints.
+
+    Attributes:
+        topic_partition: the partition.
+        succeeded: False if the partition failed (its checkpoint entries are kept as they were).
+        log_start_offset: the log start offset.
+        log_end_offset: the log end offset (the recovery point, since everything was flushed).
+        first_segment_base_offset: base offset of the first segment.
+    """
+
+    topic_partition: TopicPartition
+    succeeded: bool
+    log_start_offset: int = 0
+    log_end_offset: int = 0
+    first_segment_base_offset: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class LogDirClose:
+    """What closing a log dir wrote.
+
+    Attributes:
+        written: names of the files written (checkpoints, marker).
+        clean_shutdown_written: the marker was written.
+    """
+
+    written: tuple[str, ...] = field(default=())
+    clean_shutdown_written: bool = False
+
+
+def open_log_dir(log_dir: Path, *, dry_run: bool = False, fs: FileSystem | None = None) -> LogDirState:
+    """Read the marker and checkpoints of a log dir, then (unless dry) delete the marker."""
+    fs = fs or default_fs()
+    log_dir = Path(log_dir)
+    warnings: list[str] = []
+    recovery_points = _read_or_empty(log_dir / names.RECOVERY_POINT_CHECKPOINT, warnings, fs)
+    log_start_offsets = _read_or_empty(log_dir / names.LOG_START_OFFSET_CHECKPOINT, warnings, fs)
+    had_clean_shutdown = read_clean_shutdown(log_dir, fs=fs) is not None
+    if had_clean_shutdown and not dry_run:
+        delete_clean_shutdown(log_dir, fs=fs)
+        fs.fsync_dir(log_dir)
+    return LogDirState(log_dir, had_clean_shutdown, recovery_points, log_start_offsets, tuple(warnings))
+
+
+def close_log_dir(
+    state: LogDirState,
+    outcomes: Iterable[PartitionOutcome],
+    *,
+    fs: FileSystem | None = None,
+) -> LogDirClose:
+    """Write the checkpoints (and, if every partition succeeded, the clean-shutdown marker)."""
+    fs = fs or default_fs()
+    outcomes = list(outcomes)
+    recovery_points = dict(state.recovery_points)
+    log_start_offsets = dict(state.log_start_offsets)
+    for outcome in outcomes:
+        if not outcome.succeeded:
+            continue
+        recovery_points[outcome.topic_partition] = outcome.log_end_offset
+        if outcome.log_start_offset > outcome.first_segment_base_offset:
+            log_start_offsets[outcome.topic_partition] = outcome.log_start_offset
+        else:
+            log_start_offsets.pop(outcome.topic_partition, None)
+    fs.fsync_dir(state.path)
+    written = []
+    for name, entries in (
+        (names.RECOVERY_POINT_CHECKPOINT, recovery_points),
+        (names.LOG_START_OFFSET_CHECKPOINT, log_start_offsets),
+    ):
+        path = state.path / name
+        if fs.exists(path) and fs.read_bytes(path) == format_offset_checkpoint(entries):
+            continue
+        write_offset_checkpoint(path, entries, fs=fs)
+        written.append(name)
+    clean = all(o.succeeded for o in outcomes)
+    if clean:
+        write_clean_shutdown(state.path, fs=fs)
+        written.append(names.CLEAN_SHUTDOWN_FILE)
+    return LogDirClose(tuple(written), clean)
+
+
+def _read_or_empty(path: Path, warnings: list[str], fs: FileSystem) -> dict[TopicPartition, int]:
+    try:
+        return read_offset_checkpoint(path, fs=fs)
+    except CorruptCheckpointError as exc:
+        warnings.append(f"{path.name} unreadable, treated as empty (as Kafka does): {exc}")
+        return {}

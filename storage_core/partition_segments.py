@@ -1,0 +1,208 @@
+"""The segments of one partition directory, as the loader loads, recovers and deletes them.
+
+A thin map from base offset to segment files over a :class:`~storage_core.dir_view.DirView`, so
+that every decision works the same in a dry run (nothing opened for writing, truncations predicted
+by a read-only CRC scan) and in a real run (segments opened as
+:class:`~storage_core.segment.LogSegment` and recovered in place).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from storage_core import names
+from storage_core.dir_view import DirView
+from storage_core.errors import CorruptIndexError
+from storage_core.fs import FileSystem
+from storage_core.index.offset_index import OffsetIndex
+from storage_core.index.time_index import TimeIndex
+from storage_core.index.txn_index import TransactionIndex
+from storage_core.load_actions import ActionKind, LoadAction
+from storage_core.records.batch import RecordBatch
+from storage_core.records.file_records import ScanResult, iterate_batches, scan_valid_prefix
+from storage_core.records.legacy import LegacyBatch
+from storage_core.segment import LogSegment
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentSettings:
+    """Segment and index sizes from the topic config (Kafka defaults)."""
+
+    index_interval_bytes: int = 4096
+    segment_index_bytes: int = 10_485_760
+
+
+class _FileBatches:
+    """A segment's batches read straight from its `.log` file (works in a dry run too)."""
+
+    def __init__(self, base_offset: int, path: Path, fs: FileSystem) -> None:
+        self.base_offset = base_offset
+        self._path = path
+        self._fs = fs
+
+    def batches_from(self, offset: int) -> Iterator[RecordBatch | LegacyBatch]:
+        buffer = self._fs.mmap(self._path)
+        for batch in iterate_batches(buffer):
+            if batch.last_offset >= offset:
+                yield batch
+
+
+class PartitionSegments:
+    """Segment files of a partition directory keyed by base offset.
+
+    Args:
+        dir_path: the partition directory.
+        settings: index interval and index size.
+        dry_run: plan only.
+        fs: the file system.
+    """
+
+    def __init__(self, dir_path: Path, settings: SegmentSettings, *, dry_run: bool, fs: FileSystem) -> None:
+        self.dir = dir_path
+        self.settings = settings
+        self.dry_run = dry_run
+        self.fs = fs
+        self.view = DirView(dir_path, dry_run=dry_run, fs=fs)
+        self._truncated: dict[int, int] = {}  # dry run: predicted valid bytes per recovered segment
+
+    def _name(self, base_offset: int, suffix: str) -> str:
+        return names.filename_prefix(base_offset) + suffix
+
+    def base_offsets(self) -> list[int]:
+        """Base offsets of the `.log` files present, ascending."""
+        return sorted(
+            names.offset_from_file_name(n)
+            for n in self.view.names()
+            if n.endswith(names.LOG_SUFFIX) and names.is_segment_file_name(n)
+        )
+
+    def delete_orphan_indexes(self) -> list[LoadAction]:
+        """Delete index files whose `.log` does not exist."""
+        actions = []
+        for name in self.view.names():
+            if names.is_segment_file_name(name) and name.endswith(names.INDEX_SUFFIXES):
+                base_offset = names.offset_from_file_name(name)
+                if not self.view.exists(self._name(base_offset, names.LOG_SUFFIX)):
+                    size = self.view.delete(name)
+                    actions.append(
+                        LoadAction(ActionKind.DELETE_ORPHAN_INDEX, name, base_offset, size, "no .log for this index")
+                    )
+        return actions
+
+    def index_problem(self, base_offset: int) -> str | None:
+        """Why this segment's indexes cannot be trusted, or None.
+
+        Kafka recovers a segment whose offset index is missing or whose txn index fails its sanity
+        check. We also recover one whose offset or time index fails its sanity check, or is a
+        zero-filled preallocated file left by a crash: rebuilding an index never loses data.
+        """
+        index_name = self._name(base_offset, names.INDEX_SUFFIX)
+        if not self.view.exists(index_name):
+            return "offset index missing"
+        checks = [
+            (index_name, lambda p: OffsetIndex.open(p, base_offset, fs=self.fs)),
+            (self._name(base_offset, names.TIME_INDEX_SUFFIX), lambda p: TimeIndex.open(p, base_offset, fs=self.fs)),
+            (
+                self._name(base_offset, names.TXN_INDEX_SUFFIX),
+                lambda p: TransactionIndex.open(p, base_offset, fs=self.fs),
+            ),
+        ]
+        for name, opener in checks:
+            if not self.view.exists(name):
+                continue
+            index = opener(self.view.path(name))
+            try:
+                index.sanity_check()
+                if getattr(index, "is_zero_filled", lambda: False)():
+                    return f"{name} is zero-filled (preallocated, never written)"
+            except CorruptIndexError as exc:
+                return f"{name} is corrupt: {exc}"
+            finally:
+                index.close()
+        return None
+
+    def ensure_time_index(self, base_offset: int) -> list[LoadAction]:
+        """Kafka gives a segment whose `.timeindex` is missing an empty one (it is not rebuilt)."""
+        name = self._name(base_offset, names.TIME_INDEX_SUFFIX)
+        if self.view.exists(name):
+            return []
+        if not self.dry_run:
+            self.fs.write_file(self.dir / name, b"")
+        self.view.add(name)
+        return [LoadAction(ActionKind.CREATE_TIME_INDEX, name, base_offset, 0, "time index missing: empty one created")]
+
+    def open(self, base_offset: int) -> LogSegment:
+        """Open a segment for recovery (real runs only)."""
+        return LogSegment.open(
+            self.dir,
+            base_offset,
+            index_interval_bytes=self.settings.index_interval_bytes,
+            segment_index_bytes=self.settings.segment_index_bytes,
+            fs=self.fs,
+        )
+
+    def batch_sources(self) -> list[_FileBatches]:
+        return [_FileBatches(b, self.view.path(self._name(b, names.LOG_SUFFIX)), self.fs) for b in self.base_offsets()]
+
+    def _scan(self, base_offset: int, *, check_offsets: bool = False) -> ScanResult:
+        buffer = self.fs.mmap(self.view.path(self._name(base_offset, names.LOG_SUFFIX)))
+        return scan_valid_prefix(buffer, check_offsets=check_offsets)
+
+    def predict_truncation(self, base_offset: int) -> int:
+        """Dry run: the bytes recovery would cut from this segment's `.log` (once: then it is cut)."""
+        if base_offset in self._truncated:
+            return 0
+        scan = self._scan(base_offset)
+        self._truncated[base_offset] = scan.valid_bytes
+        return self.view.size(self._name(base_offset, names.LOG_SUFFIX)) - scan.valid_bytes
+
+    def find_corruption(self, base_offset: int) -> tuple[int, str] | None:
+        """Deep verify: the position and reason of the first invalid batch (or offset regression), or None."""
+        scan = self._scan(base_offset, check_offsets=True)
+        if scan.invalid_position is None:
+            return None
+        return scan.invalid_position, scan.invalid_reason or "invalid batch"
+
+    def read_next_offset(self, base_offset: int) -> int:
+        """The next offset after the segment's last batch (its base offset if it has none)."""
+        buffer = self.fs.mmap(self.view.path(self._name(base_offset, names.LOG_SUFFIX)))
+        end = self._truncated.get(base_offset)
+        last = None
+        for batch in iterate_batches(buffer, end=end):
+            last = batch.last_offset
+        return base_offset if last is None else last + 1
+
+    def delete_segment(self, base_offset: int, *, reason: str) -> list[LoadAction]:
+        """Rename the segment's files to `.deleted`, then delete them (`file.delete.delay.ms` = 0)."""
+        removed = 0
+        present = False
+        for suffix in names.SEGMENT_SUFFIXES:
+            name = self._name(base_offset, suffix)
+            if self.view.exists(name):
+                present = True
+                deleted = name + names.DELETED_SUFFIX
+                self.view.rename(name, deleted)
+                removed += self.view.delete(deleted)
+        self._truncated.pop(base_offset, None)
+        if not present:
+            return []
+        log_name = self._name(base_offset, names.LOG_SUFFIX)
+        return [LoadAction(ActionKind.DELETE_SEGMENT, log_name, base_offset, removed, reason)]
+
+    def create_segment(self, base_offset: int) -> list[LoadAction]:
+        """An empty segment (empty `.log`, `.index`, `.timeindex`) for an empty log."""
+        for suffix in (names.LOG_SUFFIX, names.INDEX_SUFFIX, names.TIME_INDEX_SUFFIX):
+            name = self._name(base_offset, suffix)
+            if not self.dry_run:
+                self.fs.write_file(self.dir / name, b"")
+            self.view.add(name)
+        return [
+            LoadAction(
+                ActionKind.CREATE_SEGMENT, self._name(base_offset, names.LOG_SUFFIX), base_offset, 0, "the log is empty"
+            )
+        ]
+
+    def flush_dir(self) -> None:
+        self.fs.fsync_dir(self.dir)

@@ -1,0 +1,264 @@
+"""A log segment: one `.log` with its `.index`, `.timeindex` and `.txnindex` (Kafka `LogSegment.java`).
+
+Invariants: every offset in the segment is >= its base offset and within int32 of it (the indexes
+store 4-byte relative offsets). The offset index maps last offsets to batch positions, the time
+index holds the running maximum timestamp (kafka-maintenance.md §4).
+
+* Append path (:meth:`LogSegment.append`): before adding a chunk, if more than
+  `index.interval.bytes` were appended since the last index entry, index (chunk's last offset ->
+  chunk position) and offer (max timestamp so far, its offset) to the time index.
+* Recovery (:meth:`LogSegment.recover`): reset the indexes, validate every batch (size, CRC, offset
+  range), index per batch with the same interval rule, stop at the first invalid batch, truncate
+  the `.log` there, trim the offset index, add the final time-index entry and trim it. The rebuilt
+  indexes are byte-identical to the ones Kafka's recovery writes.
+
+Crash story: a crash during recovery leaves a preallocated (zero-tailed) index or a longer `.log`;
+the next load recovers the segment again and reaches the same state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from storage_core import names
+from storage_core.errors import CorruptRecordError, OffsetOverflowError
+from storage_core.fs import FileSystem, default_fs
+from storage_core.index.offset_index import OffsetIndex, OffsetPosition
+from storage_core.index.sparse_index import DEFAULT_MAX_INDEX_SIZE
+from storage_core.index.time_index import TimeIndex
+from storage_core.index.txn_index import TransactionIndex
+from storage_core.records.file_records import Batch, FileRecords, iterate_batches
+
+_INT32_MAX = 2**31 - 1
+
+
+class LogSegment:
+    """A segment's files, opened for appends, recovery or truncation. Use :meth:`open`."""
+
+    def __init__(
+        self,
+        dir_path: Path,
+        base_offset: int,
+        *,
+        log: FileRecords,
+        offset_index: OffsetIndex,
+        time_index: TimeIndex,
+        txn_index: TransactionIndex,
+        index_interval_bytes: int,
+        suffix: str,
+        fs: FileSystem,
+    ) -> None:
+        self.dir = dir_path
+        self.base_offset = base_offset
+        self.log = log
+        self.offset_index = offset_index
+        self.time_index = time_index
+        self.txn_index = txn_index
+        self.index_interval_bytes = index_interval_bytes
+        self.suffix = suffix
+        self._fs = fs
+        self._bytes_since_last_index_entry = 0
+        last = time_index.last_entry
+        self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far = last.timestamp, last.offset
+
+    @classmethod
+    def open(
+        cls,
+        dir_path: Path,
+        base_offset: int,
+        *,
+        index_interval_bytes: int = 4096,
+        segment_index_bytes: int = DEFAULT_MAX_INDEX_SIZE,
+        file_suffix: str = "",
+        create: bool = False,
+        fs: FileSystem | None = None,
+    ) -> LogSegment:
+        """Open a segment's files; with `create`, create the missing ones (indexes preallocated)."""
+        fs = fs or default_fs()
+        dir_path = Path(dir_path)
+        log = FileRecords.open(names.log_file(dir_path, base_offset, file_suffix), fs=fs, writable=True, create=create)
+        return cls(
+            dir_path,
+            base_offset,
+            log=log,
+            offset_index=OffsetIndex.open(
+                names.offset_index_file(dir_path, base_offset, file_suffix),
+                base_offset,
+                max_index_size=segment_index_bytes,
+                writable=create or fs.exists(names.offset_index_file(dir_path, base_offset, file_suffix)),
+                fs=fs,
+            ),
+            time_index=TimeIndex.open(
+                names.time_index_file(dir_path, base_offset, file_suffix),
+                base_offset,
+                max_index_size=segment_index_bytes,
+                writable=create or fs.exists(names.time_index_file(dir_path, base_offset, file_suffix)),
+                fs=fs,
+            ),
+            txn_index=TransactionIndex.open(
+                names.txn_index_file(dir_path, base_offset, file_suffix), base_offset, fs=fs
+            ),
+            index_interval_bytes=index_interval_bytes,
+            suffix=file_suffix,
+            fs=fs,
+        )
+
+    @property
+    def size(self) -> int:
+        return self.log.size_in_bytes
+
+    def _ensure_offset_in_range(self, offset: int) -> None:
+        if not 0 <= offset - self.base_offset <= _INT32_MAX:
+            raise OffsetOverflowError(
+                "offset cannot be stored relative to the segment's base offset", segment=self.log.path, offset=offset
+            )
+
+    def append(
+        self, *, largest_offset: int, largest_timestamp: int, shallow_offset_of_max_timestamp: int, records: bytes
+    ) -> None:
+        """Append a chunk of whole batches (Kafka's append path and its index-interval rule)."""
+        if not records:
+            return
+        self._ensure_offset_in_range(largest_offset)
+        position = self.log.append(records)
+        if largest_timestamp > self.max_timestamp_so_far:
+            self.max_timestamp_so_far = largest_timestamp
+            self.offset_of_max_timestamp_so_far = shallow_offset_of_max_timestamp
+        if self._bytes_since_last_index_entry > self.index_interval_bytes:
+            self.offset_index.append(largest_offset, position)
+            self.time_index.maybe_append(self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far)
+            self._bytes_since_last_index_entry = 0
+        self._bytes_since_last_index_entry += len(records)
+
+    def recover(self, *, on_batch: Callable[[Batch], None] | None = None) -> int:
+        """Rebuild the indexes from the `.log` and cut it at the first invalid batch.
+
+        The indexes are built in memory with Kafka's rules and then written atomically (txn index,
+        time index, offset index last), after the `.log` is truncated and fsynced: a crash leaves
+        either the old index files or complete new ones.
+
+        Args:
+            on_batch: called with every valid batch in order, after it is indexed (producer state,
+                leader epochs and the txn index are rebuilt there).
+
+        Returns:
+            The number of bytes truncated from the `.log`.
+
+        Raises:
+            OffsetOverflowError: a batch's last offset is not within int32 of the base offset.
+            InvalidOffsetError: offsets go backwards where an index entry is written.
+        """
+        max_index_size = self.offset_index.max_index_size
+        self.offset_index = OffsetIndex.build_in_memory(
+            self.offset_index.path, self.base_offset, max_index_size=max_index_size, fs=self._fs
+        )
+        self.time_index = TimeIndex.build_in_memory(
+            self.time_index.path, self.base_offset, max_index_size=max_index_size, fs=self._fs
+        )
+        self.txn_index = TransactionIndex.build_in_memory(self.txn_index.path, self.base_offset, fs=self._fs)
+        max_timestamp, offset_of_max_timestamp = -1, -1
+        valid_bytes = 0
+        last_index_entry = 0
+        try:
+            for batch in iterate_batches(self.log.buffer()):
+                batch.ensure_valid()
+                self._ensure_offset_in_range(batch.last_offset)
+                if batch.max_timestamp > max_timestamp:
+                    max_timestamp, offset_of_max_timestamp = batch.max_timestamp, batch.last_offset
+                if valid_bytes - last_index_entry > self.index_interval_bytes:
+                    self.offset_index.append(batch.last_offset, valid_bytes)
+                    self.time_index.maybe_append(max_timestamp, offset_of_max_timestamp)
+                    last_index_entry = valid_bytes
+                valid_bytes += batch.size_in_bytes
+                if on_batch is not None:
+                    on_batch(batch)
+        except CorruptRecordError:
+            pass  # Kafka: "Found invalid messages in log segment ... at byte offset <validBytes>"
+        truncated = self.log.truncate_to(valid_bytes)
+        self.log.flush()
+        self.time_index.maybe_append(max_timestamp, offset_of_max_timestamp, skip_full_check=True)
+        for index in (self.txn_index, self.time_index, self.offset_index):
+            index.persist()
+        self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far = max_timestamp, offset_of_max_timestamp
+        return truncated
+
+    def translate_offset(self, offset: int, start_position: int = 0) -> OffsetPosition | None:
+        """Position of the first batch whose last offset is >= `offset`, or None."""
+        position = max(self.offset_index.lookup(offset).position, start_position)
+        for batch in self.log.batches(position):
+            if batch.last_offset >= offset:
+                return OffsetPosition(batch.last_offset, batch.position)
+        return None
+
+    def read_next_offset(self) -> int:
+        """The next offset after the last batch, or the base offset when empty."""
+        last = None
+        for batch in self.log.batches(self.offset_index.lookup(self.offset_index.last_offset).position):
+            last = batch
+        return self.base_offset if last is None else last.next_offset
+
+    def truncate_to(self, offset: int) -> int:
+        """Remove everything at and above `offset` (`LogSegment.truncateTo`); returns bytes removed."""
+        mapping = self.translate_offset(offset)
+        self.offset_index.truncate_to(offset)
+        self.time_index.truncate_to(offset)
+        self.txn_index.truncate_to(offset)
+        self.offset_index.trim_to_valid_size()
+        self.time_index.trim_to_valid_size()
+        removed = 0 if mapping is None else self.log.truncate_to(mapping.position)
+        for index in (self.txn_index, self.time_index, self.offset_index):
+            if index.in_memory:  # an interrupted recovery's indexes
+                index.persist()
+        if mapping is None:
+            return 0
+        last = self.time_index.last_entry
+        self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far = last.timestamp, last.offset
+        for batch in self.log.batches(self.offset_index.lookup(last.offset).position):
+            if batch.max_timestamp > self.max_timestamp_so_far:
+                self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far = batch.max_timestamp, batch.last_offset
+        return removed
+
+    def largest_timestamp(self) -> int:
+        """The last time-index timestamp, else the `.log` file's mtime (retention's view)."""
+        last = self.time_index.last_entry.timestamp
+        return last if last >= 0 else self._fs.mtime_ms(self.log.path)
+
+    def on_become_inactive(self) -> None:
+        """At roll: final time-index entry, trim both indexes and the `.log`."""
+        self.time_index.maybe_append(
+            self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far, skip_full_check=True
+        )
+        self.offset_index.trim_to_valid_size()
+        self.time_index.trim_to_valid_size()
+        self.log.trim()
+
+    def flush(self) -> None:
+        self.log.flush()
+        self.offset_index.flush()
+        self.time_index.flush()
+        self.txn_index.flush()
+
+    def close(self) -> None:
+        """Trim the indexes (as Kafka's close does) and release the files."""
+        self.offset_index.trim_to_valid_size()
+        self.time_index.trim_to_valid_size()
+        for part in (self.log, self.offset_index, self.time_index, self.txn_index):
+            part.close()
+
+    def files(self) -> list[Path]:
+        """The segment's files that exist."""
+        paths = [
+            names.log_file(self.dir, self.base_offset, self.suffix),
+            names.offset_index_file(self.dir, self.base_offset, self.suffix),
+            names.time_index_file(self.dir, self.base_offset, self.suffix),
+            names.txn_index_file(self.dir, self.base_offset, self.suffix),
+        ]
+        return [p for p in paths if self._fs.exists(p)]
+
+    def change_file_suffixes(self, new_suffix: str) -> None:
+        """Rename every file of the segment from its current suffix to `new_suffix`."""
+        for path in self.files():
+            stem = path.name[: len(path.name) - len(self.suffix)] if self.suffix else path.name
+            self._fs.rename_atomic(path, path.with_name(stem + new_suffix))
+        self.suffix = new_suffix
