@@ -251,10 +251,12 @@ def test_our_batches_are_read_by_kafka_python(compression) -> None:
         (r.offset, r.timestamp, r.key, r.value, list(r.headers)) for r in records
     ]
     empty = memory.next_batch()
-    assert empty.validate_crc() and list(empty) == []
+    assert empty.validate_crc()
+    assert list(empty) == []
     horizon = memory.next_batch()
     assert horizon.validate_crc()
     marker = memory.next_batch()
-    assert marker.validate_crc() and marker.is_control_batch
+    assert marker.validate_crc()
+    assert marker.is_control_batch
     assert next(iter(marker)).type == 0  # ABORT
     assert memory.next_batch() is None

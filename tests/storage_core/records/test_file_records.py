@@ -62,7 +62,8 @@ def test_file_records_appends_reads_truncates_and_trims(tmp_path: Path) -> None:
     path = tmp_path / "00000000000000000000.log"
     records = FileRecords.open(path, fs=fs, create=True)
     positions = [records.append(build_batch([Record(i, T, b"k", b"v")], base_offset=i)) for i in range(3)]
-    assert positions[0] == 0 and records.size_in_bytes == path.stat().st_size
+    assert positions[0] == 0
+    assert records.size_in_bytes == path.stat().st_size
     assert [b.base_offset for b in records.batches()] == [0, 1, 2]
     assert records.read(positions[1], 8) == (1).to_bytes(8, "big")
     size_before = records.size_in_bytes

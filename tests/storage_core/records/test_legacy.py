@@ -35,7 +35,8 @@ def test_kafka_python_legacy_messages_read_identically(magic: int, compression: 
         inner = 100 + i if (magic == 0 and compression is not CompressionType.NONE) else i
         builder.append(inner, timestamp=T + i if magic else None, key=b"k%d" % i, value=b"value %d" % i * 10)
     data = bytes(builder.build())
-    peer = [r for batch in iter(lambda m=MemoryRecords(data): m.next_batch(), None) for r in batch]
+    memory = MemoryRecords(data)
+    peer = [r for batch in iter(memory.next_batch, None) for r in batch]
     ours = [r for batch in iterate_batches(data) for r in batch.records()]
     assert all(batch.is_valid() for batch in iterate_batches(data))
     assert [(r.key, r.value) for r in ours] == [(r.key, r.value) for r in peer]
