@@ -19,6 +19,7 @@ the next load recovers the segment again and reaches the same state.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from storage_core import names
@@ -28,9 +29,61 @@ from storage_core.index.offset_index import OffsetIndex, OffsetPosition
 from storage_core.index.sparse_index import DEFAULT_MAX_INDEX_SIZE
 from storage_core.index.time_index import TimeIndex
 from storage_core.index.txn_index import TransactionIndex
-from storage_core.records.file_records import Batch, FileRecords, iterate_batches
+from storage_core.records.file_records import Batch, Buffer, FileRecords, iterate_batches
 
 _INT32_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class RebuiltIndexes:
+    """Indexes rebuilt in memory from a `.log`, and where its valid prefix ends."""
+
+    offset_index: OffsetIndex
+    time_index: TimeIndex
+    valid_bytes: int
+
+
+def build_segment_indexes(
+    buffer: Buffer,
+    *,
+    offset_index: OffsetIndex,
+    time_index: TimeIndex,
+    index_interval_bytes: int,
+    on_batch: Callable[[Batch], None] | None = None,
+) -> RebuiltIndexes:
+    """Kafka's `LogSegment.recover` loop into empty in-memory indexes (kafka-format.md §6.2).
+
+    For each batch: validate it (size, CRC, offset within int32 of the base), track the max
+    timestamp, and if more than `index_interval_bytes` were read since the last entry, index
+    (batch last offset -> batch position) and offer (max timestamp, its offset) to the time index.
+    Stops at the first invalid batch; ends with the time index's final entry (full check skipped).
+    """
+    base_offset = offset_index.base_offset
+    max_timestamp, offset_of_max_timestamp = -1, -1
+    valid_bytes = 0
+    last_index_entry = 0
+    try:
+        for batch in iterate_batches(buffer):
+            batch.ensure_valid()
+            if not 0 <= batch.last_offset - base_offset <= _INT32_MAX:
+                raise OffsetOverflowError(
+                    "offset cannot be stored relative to the segment's base offset",
+                    segment=offset_index.path,
+                    offset=batch.last_offset,
+                )
+            if batch.max_timestamp > max_timestamp:
+                max_timestamp, offset_of_max_timestamp = batch.max_timestamp, batch.last_offset
+            if valid_bytes - last_index_entry > index_interval_bytes:
+                offset_index.append(batch.last_offset, valid_bytes)
+                time_index.maybe_append(max_timestamp, offset_of_max_timestamp)
+                last_index_entry = valid_bytes
+            valid_bytes += batch.size_in_bytes
+            if on_batch is not None:
+                on_batch(batch)
+    except CorruptRecordError:
+        pass  # Kafka: "Found invalid messages in log segment ... at byte offset <validBytes>"
+    time_index.maybe_append(max_timestamp, offset_of_max_timestamp, skip_full_check=True)
+    return RebuiltIndexes(offset_index, time_index, valid_bytes)
 
 
 class LogSegment:
@@ -134,9 +187,9 @@ class LogSegment:
     def recover(self, *, on_batch: Callable[[Batch], None] | None = None) -> int:
         """Rebuild the indexes from the `.log` and cut it at the first invalid batch.
 
-        The indexes are built in memory with Kafka's rules and then written atomically (txn index,
-        time index, offset index last), after the `.log` is truncated and fsynced: a crash leaves
-        either the old index files or complete new ones.
+        The indexes are built in memory with Kafka's rules (:func:`build_segment_indexes`) and then
+        written atomically (txn index, time index, offset index last), after the `.log` is truncated
+        and fsynced: a crash leaves either the old index files or complete new ones.
 
         Args:
             on_batch: called with every valid batch in order, after it is indexed (producer state,
@@ -149,38 +202,24 @@ class LogSegment:
             OffsetOverflowError: a batch's last offset is not within int32 of the base offset.
             InvalidOffsetError: offsets go backwards where an index entry is written.
         """
-        max_index_size = self.offset_index.max_index_size
-        self.offset_index = OffsetIndex.build_in_memory(
-            self.offset_index.path, self.base_offset, max_index_size=max_index_size, fs=self._fs
-        )
-        self.time_index = TimeIndex.build_in_memory(
-            self.time_index.path, self.base_offset, max_index_size=max_index_size, fs=self._fs
-        )
         self.txn_index = TransactionIndex.build_in_memory(self.txn_index.path, self.base_offset, fs=self._fs)
-        max_timestamp, offset_of_max_timestamp = -1, -1
-        valid_bytes = 0
-        last_index_entry = 0
-        try:
-            for batch in iterate_batches(self.log.buffer()):
-                batch.ensure_valid()
-                self._ensure_offset_in_range(batch.last_offset)
-                if batch.max_timestamp > max_timestamp:
-                    max_timestamp, offset_of_max_timestamp = batch.max_timestamp, batch.last_offset
-                if valid_bytes - last_index_entry > self.index_interval_bytes:
-                    self.offset_index.append(batch.last_offset, valid_bytes)
-                    self.time_index.maybe_append(max_timestamp, offset_of_max_timestamp)
-                    last_index_entry = valid_bytes
-                valid_bytes += batch.size_in_bytes
-                if on_batch is not None:
-                    on_batch(batch)
-        except CorruptRecordError:
-            pass  # Kafka: "Found invalid messages in log segment ... at byte offset <validBytes>"
-        truncated = self.log.truncate_to(valid_bytes)
+        rebuilt = build_segment_indexes(
+            self.log.buffer(),
+            offset_index=OffsetIndex.build_in_memory(
+                self.offset_index.path, self.base_offset, max_index_size=self.offset_index.max_index_size, fs=self._fs
+            ),
+            time_index=TimeIndex.build_in_memory(
+                self.time_index.path, self.base_offset, max_index_size=self.time_index.max_index_size, fs=self._fs
+            ),
+            index_interval_bytes=self.index_interval_bytes,
+            on_batch=on_batch,
+        )
+        self.offset_index, self.time_index = rebuilt.offset_index, rebuilt.time_index
+        truncated = self.log.truncate_to(rebuilt.valid_bytes)
         self.log.flush()
-        self.time_index.maybe_append(max_timestamp, offset_of_max_timestamp, skip_full_check=True)
         for index in (self.txn_index, self.time_index, self.offset_index):
             index.persist()
-        self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far = max_timestamp, offset_of_max_timestamp
+        self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far = self.time_index.last_entry
         return truncated
 
     def translate_offset(self, offset: int, start_position: int = 0) -> OffsetPosition | None:

@@ -102,9 +102,13 @@ class SparseIndex:
     def in_memory(self) -> bool:
         return self._in_memory
 
+    def encoded(self) -> bytes:
+        """The bytes of this index trimmed to its entries."""
+        return bytes(self._buf)
+
     def persist(self) -> None:
         """Write an in-memory index, trimmed, atomically over its file (fsynced, directory fsynced)."""
-        self._fs.write_atomic(self.path, bytes(self._buf))
+        self._fs.write_atomic(self.path, self.encoded())
         self._length = len(self._buf)
 
     # -- shape -----------------------------------------------------------------------------------
