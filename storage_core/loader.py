@@ -79,12 +79,14 @@ class LoadResult:
     Attributes:
         log_start_offset: the log start offset after load.
         log_end_offset: the next offset to be written.
+        first_segment_base_offset: base offset of the first segment after load.
         actions: every change made (or, in a dry run, planned), in order.
         corruption_found: deep verify found bad batches it did not truncate.
     """
 
     log_start_offset: int
     log_end_offset: int
+    first_segment_base_offset: int
     actions: tuple[LoadAction, ...]
     corruption_found: bool
 
@@ -144,7 +146,7 @@ class _Loader:
         log_end_offset = self._recover_log()
         # Leader epochs, log start offset, producer state.
         self.epochs.truncate_from_end(log_end_offset)
-        first_base = self.segments.base_offsets()[0]
+        first_base = self.segments.base_offsets()[0]  # there is always one: an empty log gets one
         log_start_offset = max(options.log_start_offset, first_base)
         self.epochs.truncate_from_start(options.log_start_offset)
         self._write_leader_epochs()
@@ -154,6 +156,7 @@ class _Loader:
         return LoadResult(
             log_start_offset=log_start_offset,
             log_end_offset=log_end_offset,
+            first_segment_base_offset=first_base,
             actions=tuple(self.actions),
             corruption_found=self.corruption_found,
         )

@@ -13,8 +13,9 @@ discipline (LogManager.loadLogs / shutdown, kafka-maintenance.md §2.1, §2.9):
    above their first segment, as LogManager writes it), both atomically; finally re-create the
    marker, but only if every partition of the dir succeeded.
 
-A failed partition keeps its previous checkpoint entries. Unchanged checkpoint content is not
-rewritten, so a second run over a maintained dir changes nothing.
+As in LogManager, the checkpoints list the partitions of the dir (entries of partitions no longer
+on disk are dropped); a failed partition keeps its previous entries. Unchanged checkpoint content is
+not rewritten, so a second run over a maintained dir changes nothing.
 """
 
 from __future__ import annotations
@@ -100,13 +101,24 @@ def close_log_dir(
     state: LogDirState,
     outcomes: Iterable[PartitionOutcome],
     *,
+    other_failures: int = 0,
     fs: FileSystem | None = None,
 ) -> LogDirClose:
-    """Write the checkpoints (and, if every partition succeeded, the clean-shutdown marker)."""
+    """Write the checkpoints and, if every partition succeeded, the clean-shutdown marker.
+
+    Args:
+        state: what :func:`open_log_dir` read.
+        outcomes: one per partition that was maintained.
+        other_failures: directories of the log dir that could not even be loaded (e.g. a name
+            that is not a partition dir): Kafka would not start on them, so no marker.
+        fs: the file system.
+    """
     fs = fs or default_fs()
     outcomes = list(outcomes)
-    recovery_points = dict(state.recovery_points)
-    log_start_offsets = dict(state.log_start_offsets)
+    present = {o.topic_partition for o in outcomes}
+    # Like LogManager, checkpoint the logs of this dir only; a failed one keeps its old entries.
+    recovery_points = {tp: o for tp, o in state.recovery_points.items() if tp in present}
+    log_start_offsets = {tp: o for tp, o in state.log_start_offsets.items() if tp in present}
     for outcome in outcomes:
         if not outcome.succeeded:
             continue
@@ -126,7 +138,7 @@ def close_log_dir(
             continue
         write_offset_checkpoint(path, entries, fs=fs)
         written.append(name)
-    clean = all(o.succeeded for o in outcomes)
+    clean = other_failures == 0 and all(o.succeeded for o in outcomes)
     if clean:
         write_clean_shutdown(state.path, fs=fs)
         written.append(names.CLEAN_SHUTDOWN_FILE)

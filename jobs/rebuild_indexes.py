@@ -1,0 +1,131 @@
+"""`logkeeper rebuild-indexes`: verify (`--verify-only`) or rebuild every partition's indexes on executors.
+
+Each partition's `.index`, `.timeindex` and `.txnindex` are checked against a rebuild from its
+`.log` files (:func:`storage_core.index_rebuild.rebuild_indexes`); invalid or missing ones are
+reported, or replaced atomically. `.log` files are never changed (that is `recover`'s job).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from jobs._common import (
+    ActionRow,
+    JobArgs,
+    JobSummary,
+    PartitionDir,
+    PartitionRow,
+    common_args,
+    discover_partitions,
+    get_spark,
+    job_parser,
+    locked_log_dirs,
+    new_run_id,
+    progress_line,
+    run_main,
+    run_on_executors,
+)
+from storage_core.config import effective_log_config
+from storage_core.errors import StorageError
+from storage_core.index_rebuild import rebuild_indexes
+from storage_core.partition_segments import SegmentSettings
+
+
+@dataclass(frozen=True, slots=True)
+class RebuildArgs:
+    common: JobArgs
+    verify_only: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RebuildTask:
+    partition: PartitionDir
+    settings: SegmentSettings
+    verify_only: bool
+    rank: int
+    total: int
+
+
+def parse_args(argv: list[str]) -> RebuildArgs:
+    parser = job_parser("rebuild-indexes", "Verify or rebuild Kafka offset, time and transaction indexes.")
+    parser.add_argument("--verify-only", action="store_true", help="report invalid indexes, change nothing")
+    namespace = parser.parse_args(argv)
+    return RebuildArgs(common_args(namespace), namespace.verify_only)
+
+
+def rebuild_partition(task: RebuildTask) -> PartitionRow:
+    """Executor side: check (and unless verify-only, fix) one partition's indexes."""
+    part = task.partition
+    started = time.monotonic()
+    try:
+        result = rebuild_indexes(
+            Path(part.log_dir) / part.dir_name, settings=task.settings, verify_only=task.verify_only
+        )
+    except (StorageError, OSError) as exc:
+        row = PartitionRow(
+            part.log_dir,
+            part.dir_name,
+            part.topic,
+            part.partition,
+            "failed",
+            part.size_bytes,
+            int((time.monotonic() - started) * 1000),
+            error_type=type(exc).__name__,
+            error_message=str(exc),
+        )
+    else:
+        mismatched = task.verify_only and result.mismatches > 0
+        row = PartitionRow(
+            part.log_dir,
+            part.dir_name,
+            part.topic,
+            part.partition,
+            "corrupt" if mismatched else "ok",
+            part.size_bytes,
+            int((time.monotonic() - started) * 1000),
+            indexes_rebuilt=0 if task.verify_only else result.mismatches,
+            actions=tuple(ActionRow.of(a) for a in result.actions),
+            error_type="IndexMismatch" if mismatched else "",
+            error_message=f"{result.mismatches} invalid or missing index files" if mismatched else "",
+        )
+    print(progress_line(task.rank, task.total, row), file=sys.stderr, flush=True)
+    return row
+
+
+def run(args: RebuildArgs) -> JobSummary:
+    common = args.common
+    with locked_log_dirs(common.log_dirs):
+        found: list[PartitionDir] = []
+        rows: list[PartitionRow] = []
+        for log_dir in common.log_dirs:
+            partitions, problems = discover_partitions(log_dir)
+            found += [p for p in partitions if p.kind != "delete"]
+            rows += [
+                PartitionRow(
+                    str(log_dir), name, "", -1, "failed", 0, 0, error_type="InvalidNameError", error_message=why
+                )
+                for name, why in problems
+            ]
+        found.sort(key=lambda p: -p.size_bytes)
+        tasks = []
+        for rank, part in enumerate(found, start=1):
+            config = effective_log_config(common.broker, common.topics, part.topic)
+            settings = SegmentSettings(config.index_interval_bytes, config.segment_index_bytes)
+            verify_only = args.verify_only or common.dry_run
+            tasks.append(RebuildTask(part, settings, verify_only, rank, len(found)))
+        spark = get_spark(common.master, "logkeeper rebuild-indexes")
+        rows += run_on_executors(
+            spark, tasks, rebuild_partition, description=f"rebuild-indexes {len(tasks)} partitions"
+        )
+    return JobSummary("rebuild-indexes", new_run_id(), common.dry_run or args.verify_only, tuple(rows))
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_main("rebuild-indexes", parse_args, run, sys.argv[1:] if argv is None else argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
