@@ -241,13 +241,24 @@ def parse_topic_overrides(document: Mapping[str, object]) -> TopicOverrides:
         if not isinstance(table, dict):
             raise InvalidConfigError("must be a table", key=f"topics.{topic}")
         values = {}
-        for key, value in table.items():
+        for key, value in _flatten(table).items():
             if key not in _TOPIC_KEYS:
                 _reject_unknown(f"{key}", set(_TOPIC_KEYS))
             name, parse, _ = _TOPIC_KEYS[key]
             values[name] = parse(f"topics.{topic}.{key}", value)
         parsed[topic] = values
     return TopicOverrides(parsed)
+
+
+def _flatten(table: Mapping[str, object], prefix: str = "") -> dict[str, object]:
+    """TOML dotted keys (`retention.ms = 1`) arrive as nested tables: join them back into Kafka names."""
+    flat: dict[str, object] = {}
+    for key, value in table.items():
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
 
 
 def load_topic_overrides(path: Path | None) -> TopicOverrides:
