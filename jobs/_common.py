@@ -211,6 +211,53 @@ class JobSummary:
         return EXIT_FAILED if self.failed else EXIT_OK
 
 
+def failed_row(part: PartitionDir, started: float, exc: BaseException) -> PartitionRow:
+    """The row of a partition whose storage_core call raised (executors never let it escape)."""
+    return PartitionRow(
+        part.log_dir,
+        part.dir_name,
+        part.topic,
+        part.partition,
+        "failed",
+        part.size_bytes,
+        int((time.monotonic() - started) * 1000),
+        error_type=type(exc).__name__,
+        error_message=str(exc),
+    )
+
+
+def discover_log_dirs(log_dirs: Sequence[Path]) -> tuple[list[PartitionDir], list[PartitionRow]]:
+    """Every live, future and stray partition dir of the log dirs (largest first), plus rows for the
+    directories that will not be maintained: names that are not partition dirs (failed, as a broker
+    would refuse them) and replicas pending deletion (`-delete`, skipped)."""
+    found: list[PartitionDir] = []
+    rows: list[PartitionRow] = []
+    for log_dir in log_dirs:
+        partitions, problems = discover_partitions(log_dir)
+        rows += [
+            PartitionRow(str(log_dir), name, "", -1, "failed", 0, 0, error_type="InvalidNameError", error_message=why)
+            for name, why in problems
+        ]
+        for part in partitions:
+            if part.kind == "delete":
+                rows.append(
+                    PartitionRow(
+                        part.log_dir,
+                        part.dir_name,
+                        part.topic,
+                        part.partition,
+                        "skipped",
+                        part.size_bytes,
+                        0,
+                        error_message="replica pending deletion (-delete): not maintained",
+                    )
+                )
+            else:
+                found.append(part)
+    found.sort(key=lambda p: -p.size_bytes)
+    return found, rows
+
+
 def new_run_id() -> str:
     return uuid.uuid4().hex
 

@@ -19,7 +19,7 @@ from jobs._common import (
     PartitionDir,
     PartitionRow,
     common_args,
-    discover_partitions,
+    discover_log_dirs,
     get_spark,
     job_parser,
     locked_log_dirs,
@@ -98,18 +98,7 @@ def rebuild_partition(task: RebuildTask) -> PartitionRow:
 def run(args: RebuildArgs) -> JobSummary:
     common = args.common
     with locked_log_dirs(common.log_dirs):
-        found: list[PartitionDir] = []
-        rows: list[PartitionRow] = []
-        for log_dir in common.log_dirs:
-            partitions, problems = discover_partitions(log_dir)
-            found += [p for p in partitions if p.kind != "delete"]
-            rows += [
-                PartitionRow(
-                    str(log_dir), name, "", -1, "failed", 0, 0, error_type="InvalidNameError", error_message=why
-                )
-                for name, why in problems
-            ]
-        found.sort(key=lambda p: -p.size_bytes)
+        found, rows = discover_log_dirs(common.log_dirs)
         tasks = []
         for rank, part in enumerate(found, start=1):
             config = effective_log_config(common.broker, common.topics, part.topic)

@@ -21,7 +21,7 @@ from jobs._common import (
     PartitionDir,
     PartitionRow,
     common_args,
-    discover_partitions,
+    discover_log_dirs,
     get_spark,
     job_parser,
     locked_log_dirs,
@@ -108,33 +108,7 @@ def run(args: RecoverArgs) -> JobSummary:
     run_id = new_run_id()
     with locked_log_dirs(common.log_dirs):
         states = {log_dir: open_log_dir(log_dir, dry_run=common.dry_run) for log_dir in common.log_dirs}
-        skipped: list[PartitionRow] = []
-        found: list[PartitionDir] = []
-        for log_dir in common.log_dirs:
-            partitions, problems = discover_partitions(log_dir)
-            skipped += [
-                PartitionRow(
-                    str(log_dir), name, "", -1, "failed", 0, 0, error_type="InvalidNameError", error_message=why
-                )
-                for name, why in problems
-            ]
-            for part in partitions:
-                if part.kind == "delete":
-                    skipped.append(
-                        PartitionRow(
-                            part.log_dir,
-                            part.dir_name,
-                            part.topic,
-                            part.partition,
-                            "skipped",
-                            part.size_bytes,
-                            0,
-                            error_message="replica pending deletion (-delete): not loaded",
-                        )
-                    )
-                else:
-                    found.append(part)
-        found.sort(key=lambda p: -p.size_bytes)
+        found, skipped = discover_log_dirs(common.log_dirs)
         tasks = []
         for rank, part in enumerate(found, start=1):
             state = states[Path(part.log_dir)]

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from storage_core import names
-from storage_core.errors import CorruptIndexError
 from storage_core.fs import FileSystem, default_fs
 from storage_core.index.offset_index import OffsetIndex
 from storage_core.index.time_index import TimeIndex
@@ -146,12 +145,9 @@ def _offset_index_problem(path: Path, base_offset: int, batches: list, fs: FileS
     if not fs.exists(path):
         return "missing"
     index = OffsetIndex.open(path, base_offset, fs=fs)
-    try:
-        index.sanity_check()
-    except CorruptIndexError as exc:
-        return f"corrupt: {exc}"
-    if index.has_zero_tail():
-        return "zero-filled tail (preallocated, never written)"
+    problem = index.find_problem()
+    if problem is not None:
+        return problem
     by_position = {position: last for position, _, last, _ in batches}
     log_last = batches[-1][2] if batches else base_offset - 1
     previous = None
@@ -169,12 +165,9 @@ def _time_index_problem(path: Path, base_offset: int, batches: list, fs: FileSys
     if not fs.exists(path):
         return "missing"
     index = TimeIndex.open(path, base_offset, fs=fs)
-    try:
-        index.sanity_check()
-    except CorruptIndexError as exc:
-        return f"corrupt: {exc}"
-    if index.has_zero_tail():
-        return "zero-filled tail (preallocated, never written)"
+    problem = index.find_problem()
+    if problem is not None:
+        return problem
     previous = None
     for entry in index.entries():
         if previous is not None and (entry.timestamp <= previous.timestamp or entry.offset < previous.offset):

@@ -101,26 +101,18 @@ class PartitionSegments:
         index_name = self._name(base_offset, names.INDEX_SUFFIX)
         if not self.view.exists(index_name):
             return "offset index missing"
-        checks = [
-            (index_name, lambda p: OffsetIndex.open(p, base_offset, fs=self.fs)),
-            (self._name(base_offset, names.TIME_INDEX_SUFFIX), lambda p: TimeIndex.open(p, base_offset, fs=self.fs)),
-            (
-                self._name(base_offset, names.TXN_INDEX_SUFFIX),
-                lambda p: TransactionIndex.open(p, base_offset, fs=self.fs),
-            ),
-        ]
-        for name, opener in checks:
-            if not self.view.exists(name):
-                continue
-            index = opener(self.view.path(name))
+        for index_type, suffix in ((OffsetIndex, names.INDEX_SUFFIX), (TimeIndex, names.TIME_INDEX_SUFFIX)):
+            name = self._name(base_offset, suffix)
+            if self.view.exists(name):
+                problem = index_type.open(self.view.path(name), base_offset, fs=self.fs).find_problem()
+                if problem is not None:
+                    return f"{name}: {problem}"
+        txn_name = self._name(base_offset, names.TXN_INDEX_SUFFIX)
+        if self.view.exists(txn_name):
             try:
-                index.sanity_check()
-                if getattr(index, "is_zero_filled", lambda: False)():
-                    return f"{name} is zero-filled (preallocated, never written)"
+                TransactionIndex.open(self.view.path(txn_name), base_offset, fs=self.fs).sanity_check()
             except CorruptIndexError as exc:
-                return f"{name} is corrupt: {exc}"
-            finally:
-                index.close()
+                return f"{txn_name}: corrupt: {exc}"
         return None
 
     def ensure_time_index(self, base_offset: int) -> list[LoadAction]:

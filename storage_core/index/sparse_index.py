@@ -21,6 +21,7 @@ import struct
 from pathlib import Path
 from typing import ClassVar
 
+from storage_core.errors import CorruptIndexError
 from storage_core.fs import FileHandle, FileSystem, default_fs
 
 DEFAULT_MAX_INDEX_SIZE = 10_485_760
@@ -137,6 +138,21 @@ class SparseIndex:
 
     def _key(self, n: int) -> int:
         raise NotImplementedError
+
+    def sanity_check(self) -> None:
+        """Kafka's sanity check of this index type (raises CorruptIndexError)."""
+        raise NotImplementedError
+
+    def find_problem(self) -> str | None:
+        """Why this index cannot be trusted as it is: Kafka's sanity check fails, or its tail is a
+        zero-filled preallocated region a crash left behind. None when it looks sound."""
+        try:
+            self.sanity_check()
+        except CorruptIndexError as exc:
+            return f"corrupt: {exc}"
+        if self.has_zero_tail():
+            return "zero-filled tail (preallocated, never written)"
+        return None
 
     def _largest_lower_bound(self, target: int) -> int:
         """Index of the last entry whose key is <= target, or -1."""

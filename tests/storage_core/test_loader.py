@@ -136,12 +136,19 @@ def test_corrupt_indexes_are_rebuilt(part: Path) -> None:
     }
 
 
-def test_corrupt_index_is_rebuilt_even_after_a_clean_shutdown(part: Path) -> None:
+@pytest.mark.parametrize(
+    "content",
+    [b"\x00" * 8 * 3 + b"\x01", bytes(10 * 1024 * 1024)],
+    ids=["length not a multiple of 8", "full-size zero-filled"],
+)
+def test_corrupt_index_is_rebuilt_even_after_a_clean_shutdown(part: Path, content: bytes) -> None:
     single_record_segments(part, 40, per_segment=20)
     load(part, interval=1)
-    names.offset_index_file(part, 0).write_bytes(b"\x00" * 8 * 3 + b"\x01")
+    expected = names.offset_index_file(part, 0).read_bytes()
+    names.offset_index_file(part, 0).write_bytes(content)
     result = load(part, clean=True, interval=1)
     assert [a.base_offset for a in result.actions if a.kind == ActionKind.RECOVER_SEGMENT] == [0]
+    assert names.offset_index_file(part, 0).read_bytes() == expected
 
 
 def test_orphan_index_files_are_deleted(part: Path) -> None:
