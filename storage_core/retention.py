@@ -1,0 +1,286 @@
+"""Time, size and log-start-offset retention, exactly as Kafka decides it (`UnifiedLog.deleteOldSegments`).
+
+kafka-maintenance.md §5. :func:`plan_retention` is read-only; :func:`apply_retention` carries a plan out.
+
+Passes, in Kafka's order, each over the segments the previous one left:
+
+1. log-start-offset breach: the next segment's base offset is <= the log start offset;
+2. size breach (`retention.bytes` >= 0 and the log, active segment included, is at least that big):
+   delete the oldest segments while the log stays at or above `retention.bytes`;
+3. time breach (`retention.ms` >= 0): `now - largestTimestamp > retention.ms`, where
+   `largestTimestamp` is the segment's last time-index timestamp, or its `.log` mtime when it has none.
+
+Only `compact` in `cleanup.policy` runs pass 1 alone. Deletion is always a prefix: a segment is
+deletable only if the high watermark covers its whole offset range (next base, or the log end
+offset for the last one) and it is not the empty active segment. When every segment goes, a new
+empty active segment is rolled at the log end offset first. The new log start offset is the base
+of the first kept segment. Segments with timestamps in the future are reported (KIP-937): they hold
+back time retention of everything after them.
+
+Crash story (:func:`apply_retention`): each deleted segment's files are renamed to `.deleted`, in
+ascending order, then (with `file.delete.delay.ms` 0) deleted; its producer snapshot likewise; the
+leader-epoch cache is truncated from the new start and rewritten atomically. The caller checkpoints
+the log start offset afterwards. A crash at any point leaves whole segments, `.deleted` files that
+any load removes, and a log start offset that is never ahead of the first remaining offset.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from storage_core import names
+from storage_core.config import LogConfig
+from storage_core.fs import FileSystem, default_fs
+from storage_core.index.time_index import TimeIndex
+from storage_core.leader_epoch import LeaderEpochCache, read_leader_epoch_checkpoint, write_leader_epoch_checkpoint
+from storage_core.load_actions import ActionKind, LoadAction
+from storage_core.records.file_records import iterate_batches
+
+
+class RetentionReason(enum.StrEnum):
+    LOG_START_OFFSET_BREACH = "log_start_offset_breach"
+    RETENTION_SIZE_BREACH = "retention_size_breach"
+    RETENTION_MS_BREACH = "retention_ms_breach"
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentInfo:
+    """What retention needs to know about one segment."""
+
+    base_offset: int
+    size_bytes: int
+    largest_timestamp: int
+    timestamp_from_mtime: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentDeletion:
+    """A segment retention deletes, and why."""
+
+    segment: SegmentInfo
+    reason: RetentionReason
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class RetentionPlan:
+    """What retention will do to one partition directory.
+
+    Attributes:
+        dir_path: the partition directory.
+        log_start_offset: the log start offset before retention.
+        log_end_offset: the log end offset (retention never changes it).
+        high_watermark: the high watermark used, clamped to [log start, log end].
+        deletions: the segments to delete, oldest first.
+        roll_at: the base offset of a new empty active segment to create first, or None.
+        future_timestamp_segments: bases of segments whose largest timestamp is after `now`.
+        next_kept_base_offset: the base of the first segment that stays, None if none does.
+    """
+
+    dir_path: Path
+    log_start_offset: int
+    log_end_offset: int
+    high_watermark: int
+    deletions: tuple[SegmentDeletion, ...]
+    roll_at: int | None
+    future_timestamp_segments: tuple[int, ...]
+    next_kept_base_offset: int | None
+
+    @property
+    def new_log_start_offset(self) -> int:
+        """The base of the first kept segment (the rolled one if every segment goes)."""
+        if not self.deletions:
+            return self.log_start_offset
+        following = self.next_kept_base_offset if self.next_kept_base_offset is not None else self.roll_at
+        return max(self.log_start_offset, self.log_end_offset if following is None else following)
+
+    @property
+    def bytes_deleted(self) -> int:
+        return sum(d.segment.size_bytes for d in self.deletions)
+
+
+def _segments(dir_path: Path, fs: FileSystem) -> list[SegmentInfo]:
+    infos = []
+    for name in fs.list_dir(dir_path):
+        if not (name.endswith(names.LOG_SUFFIX) and names.is_segment_file_name(name)):
+            continue
+        base = names.offset_from_file_name(name)
+        time_index = names.time_index_file(dir_path, base)
+        last = TimeIndex.open(time_index, base, fs=fs).last_entry.timestamp if fs.exists(time_index) else -1
+        log = dir_path / name
+        from_mtime = last < 0
+        infos.append(SegmentInfo(base, fs.size(log), fs.mtime_ms(log) if from_mtime else last, from_mtime))
+    return sorted(infos, key=lambda s: s.base_offset)
+
+
+def _next_offset(dir_path: Path, segment: SegmentInfo, fs: FileSystem) -> int:
+    last = None
+    for batch in iterate_batches(fs.mmap(names.log_file(dir_path, segment.base_offset))):
+        last = batch.next_offset
+    return segment.base_offset if last is None else last
+
+
+def plan_retention(
+    dir_path: Path,
+    *,
+    config: LogConfig,
+    log_start_offset: int,
+    high_watermark: int | None,
+    now_ms: int,
+    fs: FileSystem | None = None,
+) -> RetentionPlan:
+    """Decide which segments Kafka's retention would delete (reads only).
+
+    Args:
+        dir_path: a loaded (clean) partition directory.
+        config: the topic's log config.
+        log_start_offset: the log-start-offset checkpoint value (0 if absent).
+        high_watermark: the replication-offset checkpoint value; None means no high watermark is
+            known, which Kafka treats as the log start offset (nothing is deletable).
+        now_ms: the clock.
+        fs: the file system.
+    """
+    fs = fs or default_fs()
+    segments = _segments(Path(dir_path), fs)
+    if not segments:
+        return RetentionPlan(Path(dir_path), log_start_offset, log_start_offset, log_start_offset, (), None, (), None)
+    log_start = max(log_start_offset, segments[0].base_offset)
+    log_end = _next_offset(Path(dir_path), segments[-1], fs)
+    hw = log_start if high_watermark is None else min(max(high_watermark, log_start), log_end)
+    remaining = list(segments)
+    deletions: list[SegmentDeletion] = []
+
+    def take(reason: RetentionReason, predicate: Callable[[SegmentInfo, SegmentInfo | None], str | None]) -> None:
+        while remaining:
+            segment, following = remaining[0], (remaining[1] if len(remaining) > 1 else None)
+            upper = following.base_offset if following is not None else log_end
+            if following is None and segment.size_bytes == 0:
+                return
+            detail = predicate(segment, following) if hw >= upper else None
+            if detail is None:
+                return
+            deletions.append(SegmentDeletion(segment, reason, detail))
+            remaining.pop(0)
+
+    take(
+        RetentionReason.LOG_START_OFFSET_BREACH,
+        lambda s, n: (
+            f"next segment starts at {n.base_offset} <= log start offset {log_start}"
+            if n is not None and n.base_offset <= log_start
+            else None
+        ),
+    )
+    if config.delete:
+        total = sum(s.size_bytes for s in remaining)
+        if config.retention_bytes >= 0 and total >= config.retention_bytes:
+            excess = [total - config.retention_bytes]
+
+            def size_breach(segment: SegmentInfo, _: SegmentInfo | None) -> str | None:
+                if excess[0] - segment.size_bytes < 0:
+                    return None
+                excess[0] -= segment.size_bytes
+                return f"log of {total} bytes exceeds retention.bytes {config.retention_bytes}"
+
+            take(RetentionReason.RETENTION_SIZE_BREACH, size_breach)
+        if config.retention_ms >= 0:
+            take(
+                RetentionReason.RETENTION_MS_BREACH,
+                lambda s, n: (
+                    (
+                        f"largest timestamp {s.largest_timestamp}"
+                        f"{' (file mtime)' if s.timestamp_from_mtime else ''} is {now_ms - s.largest_timestamp} ms old,"
+                        f" over retention.ms {config.retention_ms}"
+                    )
+                    if now_ms - s.largest_timestamp > config.retention_ms
+                    else None
+                ),
+            )
+    roll_at = None
+    if deletions and not remaining:
+        roll_at = log_end
+        if deletions[-1].segment.base_offset == log_end:  # the empty active segment, recreated
+            deletions.pop()
+    future = tuple(s.base_offset for s in segments if s.largest_timestamp > now_ms and not s.timestamp_from_mtime)
+    next_kept = remaining[0].base_offset if remaining else None
+    return RetentionPlan(Path(dir_path), log_start, log_end, hw, tuple(deletions), roll_at, future, next_kept)
+
+
+def apply_retention(
+    plan: RetentionPlan, *, file_delete_delay_ms: int = 0, fs: FileSystem | None = None
+) -> tuple[LoadAction, ...]:
+    """Carry out a plan: roll if needed, rename deleted segments to `.deleted`, delete them, fix epochs.
+
+    Returns:
+        One action per file change, for the audit trail.
+    """
+    fs = fs or default_fs()
+    dir_path = plan.dir_path
+    actions: list[LoadAction] = []
+    if plan.roll_at is not None:
+        for path in (
+            names.log_file(dir_path, plan.roll_at),
+            names.offset_index_file(dir_path, plan.roll_at),
+            names.time_index_file(dir_path, plan.roll_at),
+        ):
+            if not fs.exists(path):
+                fs.write_file(path, b"")
+        fs.fsync_dir(dir_path)
+        actions.append(
+            LoadAction(
+                ActionKind.CREATE_SEGMENT,
+                names.log_file(dir_path, plan.roll_at).name,
+                plan.roll_at,
+                0,
+                "every segment is deletable: roll a new active segment first",
+            )
+        )
+    renamed: list[Path] = []
+    for deletion in plan.deletions:
+        base = deletion.segment.base_offset
+        paths = [
+            names.log_file(dir_path, base),
+            names.offset_index_file(dir_path, base),
+            names.time_index_file(dir_path, base),
+            names.txn_index_file(dir_path, base),
+            names.snapshot_file(dir_path, base),
+        ]
+        for path in paths:
+            if fs.exists(path):
+                target = path.with_name(path.name + names.DELETED_SUFFIX)
+                fs.rename_atomic(path, target)
+                renamed.append(target)
+        actions.append(
+            LoadAction(
+                ActionKind.DELETE_SEGMENT,
+                names.log_file(dir_path, base).name,
+                base,
+                deletion.segment.size_bytes,
+                f"{deletion.reason.value}: {deletion.detail}",
+            )
+        )
+    new_start = plan.new_log_start_offset
+    epoch_path = dir_path / names.LEADER_EPOCH_CHECKPOINT
+    if plan.deletions and fs.exists(epoch_path):
+        before = read_leader_epoch_checkpoint(epoch_path, fs=fs)
+        cache = LeaderEpochCache(before)
+        cache.truncate_from_start(new_start)
+        if cache.entries != before:
+            write_leader_epoch_checkpoint(epoch_path, cache.entries, fs=fs)
+            actions.append(
+                LoadAction(
+                    ActionKind.UPDATE_LEADER_EPOCHS,
+                    epoch_path.name,
+                    -1,
+                    0,
+                    f"truncated from the new log start offset {new_start}",
+                )
+            )
+    if file_delete_delay_ms == 0:
+        for path in renamed:
+            fs.delete(path)
+        if renamed:
+            fs.fsync_dir(dir_path)
+    return tuple(actions)
