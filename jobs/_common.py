@@ -186,6 +186,7 @@ class PartitionRow:
     log_end_offset: int = -1
     first_segment_base_offset: int = -1
     truncated_bytes: int = 0
+    bytes_deleted: int = 0
     segments_deleted: int = 0
     indexes_rebuilt: int = 0
     actions: tuple[ActionRow, ...] = field(default=())

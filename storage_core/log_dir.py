@@ -41,6 +41,7 @@ class LogDirState:
         had_clean_shutdown: `.kafka_cleanshutdown` was present.
         recovery_points: the recovery-point checkpoint ({} if missing or unreadable, as Kafka).
         log_start_offsets: the log-start-offset checkpoint ({} if missing or unreadable).
+        high_watermarks: the replication-offset checkpoint ({} if missing or unreadable).
         warnings: checkpoint files that could not be read.
     """
 
@@ -48,6 +49,7 @@ class LogDirState:
     had_clean_shutdown: bool
     recovery_points: dict[TopicPartition, int]
     log_start_offsets: dict[TopicPartition, int]
+    high_watermarks: dict[TopicPartition, int] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
 
 
@@ -90,11 +92,14 @@ def open_log_dir(log_dir: Path, *, dry_run: bool = False, fs: FileSystem | None 
     warnings: list[str] = []
     recovery_points = _read_or_empty(log_dir / names.RECOVERY_POINT_CHECKPOINT, warnings, fs)
     log_start_offsets = _read_or_empty(log_dir / names.LOG_START_OFFSET_CHECKPOINT, warnings, fs)
+    high_watermarks = _read_or_empty(log_dir / names.REPLICATION_OFFSET_CHECKPOINT, warnings, fs)
     had_clean_shutdown = read_clean_shutdown(log_dir, fs=fs) is not None
     if had_clean_shutdown and not dry_run:
         delete_clean_shutdown(log_dir, fs=fs)
         fs.fsync_dir(log_dir)
-    return LogDirState(log_dir, had_clean_shutdown, recovery_points, log_start_offsets, tuple(warnings))
+    return LogDirState(
+        log_dir, had_clean_shutdown, recovery_points, log_start_offsets, high_watermarks, tuple(warnings)
+    )
 
 
 def close_log_dir(

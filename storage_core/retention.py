@@ -78,6 +78,7 @@ class RetentionPlan:
         roll_at: the base offset of a new empty active segment to create first, or None.
         future_timestamp_segments: bases of segments whose largest timestamp is after `now`.
         next_kept_base_offset: the base of the first segment that stays, None if none does.
+        first_base_offset: the first segment's base offset before retention.
     """
 
     dir_path: Path
@@ -88,6 +89,7 @@ class RetentionPlan:
     roll_at: int | None
     future_timestamp_segments: tuple[int, ...]
     next_kept_base_offset: int | None
+    first_base_offset: int
 
     @property
     def new_log_start_offset(self) -> int:
@@ -96,6 +98,40 @@ class RetentionPlan:
             return self.log_start_offset
         following = self.next_kept_base_offset if self.next_kept_base_offset is not None else self.roll_at
         return max(self.log_start_offset, self.log_end_offset if following is None else following)
+
+    @property
+    def first_base_offset_after(self) -> int:
+        """The first segment's base offset once the plan is applied."""
+        if not self.deletions:
+            return self.first_base_offset
+        following = self.next_kept_base_offset if self.next_kept_base_offset is not None else self.roll_at
+        return self.log_end_offset if following is None else following
+
+    def planned_actions(self) -> tuple[LoadAction, ...]:
+        """The actions a dry run reports: one per segment to delete, one per future-timestamped segment."""
+        deletions = tuple(
+            LoadAction(
+                ActionKind.DELETE_SEGMENT,
+                names.log_file(self.dir_path, d.segment.base_offset).name,
+                d.segment.base_offset,
+                d.segment.size_bytes,
+                f"{d.reason.value}: {d.detail}",
+            )
+            for d in self.deletions
+        )
+        return deletions + self.future_timestamp_actions()
+
+    def future_timestamp_actions(self) -> tuple[LoadAction, ...]:
+        return tuple(
+            LoadAction(
+                ActionKind.FUTURE_TIMESTAMP,
+                names.log_file(self.dir_path, base).name,
+                base,
+                0,
+                "largest timestamp is in the future: it holds back time retention (KIP-937)",
+            )
+            for base in self.future_timestamp_segments
+        )
 
     @property
     def bytes_deleted(self) -> int:
@@ -146,7 +182,9 @@ def plan_retention(
     fs = fs or default_fs()
     segments = _segments(Path(dir_path), fs)
     if not segments:
-        return RetentionPlan(Path(dir_path), log_start_offset, log_start_offset, log_start_offset, (), None, (), None)
+        return RetentionPlan(
+            Path(dir_path), log_start_offset, log_start_offset, log_start_offset, (), None, (), None, log_start_offset
+        )
     log_start = max(log_start_offset, segments[0].base_offset)
     log_end = _next_offset(Path(dir_path), segments[-1], fs)
     hw = log_start if high_watermark is None else min(max(high_watermark, log_start), log_end)
@@ -205,7 +243,9 @@ def plan_retention(
             deletions.pop()
     future = tuple(s.base_offset for s in segments if s.largest_timestamp > now_ms and not s.timestamp_from_mtime)
     next_kept = remaining[0].base_offset if remaining else None
-    return RetentionPlan(Path(dir_path), log_start, log_end, hw, tuple(deletions), roll_at, future, next_kept)
+    return RetentionPlan(
+        Path(dir_path), log_start, log_end, hw, tuple(deletions), roll_at, future, next_kept, segments[0].base_offset
+    )
 
 
 def apply_retention(
@@ -283,4 +323,4 @@ def apply_retention(
             fs.delete(path)
         if renamed:
             fs.fsync_dir(dir_path)
-    return tuple(actions)
+    return tuple(actions) + plan.future_timestamp_actions()

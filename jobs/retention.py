@@ -1,0 +1,186 @@
+"""`logkeeper retention`: Kafka's time, size and log-start-offset retention over every partition.
+
+Driver: lock every log dir, read its checkpoints (log start offsets, high watermarks from
+replication-offset-checkpoint) and clean-shutdown marker; a dir that was not cleanly shut down is
+refused per partition (run `recover` first: retention must not act on unrecovered logs). Executors
+plan (and unless `--dry-run`, apply) :mod:`storage_core.retention` per partition, largest first.
+The driver then checkpoints the new log start offsets and re-creates the clean-shutdown marker.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from jobs._common import (
+    ActionRow,
+    JobArgs,
+    JobSummary,
+    PartitionDir,
+    PartitionRow,
+    UsageError,
+    common_args,
+    discover_log_dirs,
+    failed_row,
+    get_spark,
+    job_parser,
+    locked_log_dirs,
+    new_run_id,
+    progress_line,
+    run_main,
+    run_on_executors,
+)
+from storage_core.config import LogConfig, effective_log_config
+from storage_core.errors import StorageError
+from storage_core.log_dir import PartitionOutcome, close_log_dir, open_log_dir
+from storage_core.names import TopicPartition
+from storage_core.retention import apply_retention, plan_retention
+
+_NO_LIMIT = 2**63 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class RetentionArgs:
+    common: JobArgs
+    high_watermark_source: str
+    file_delete_delay_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class RetentionTask:
+    partition: PartitionDir
+    config: LogConfig
+    log_start_offset: int
+    high_watermark: int | None
+    now_ms: int
+    dry_run: bool
+    file_delete_delay_ms: int
+    rank: int
+    total: int
+
+
+def parse_args(argv: list[str]) -> RetentionArgs:
+    parser = job_parser("retention", "Delete Kafka segments by time, size and log start offset, as the broker does.")
+    parser.add_argument(
+        "--high-watermark-source",
+        choices=("checkpoint", "log-end"),
+        default="checkpoint",
+        help="checkpoint: replication-offset-checkpoint (as a starting broker); log-end: the log end offset",
+    )
+    parser.add_argument("--file-delete-delay-ms", type=int, default=0, help="0: delete .deleted files at once")
+    namespace = parser.parse_args(argv)
+    if namespace.file_delete_delay_ms < 0:
+        raise UsageError("--file-delete-delay-ms must be >= 0")
+    return RetentionArgs(common_args(namespace), namespace.high_watermark_source, namespace.file_delete_delay_ms)
+
+
+def retain_partition(task: RetentionTask) -> PartitionRow:
+    """Executor side: plan (and apply) retention for one partition."""
+    part = task.partition
+    started = time.monotonic()
+    try:
+        plan = plan_retention(
+            Path(part.log_dir) / part.dir_name,
+            config=task.config,
+            log_start_offset=task.log_start_offset,
+            high_watermark=task.high_watermark,
+            now_ms=task.now_ms,
+        )
+        actions = (
+            plan.planned_actions()
+            if task.dry_run
+            else apply_retention(plan, file_delete_delay_ms=task.file_delete_delay_ms)
+        )
+    except (StorageError, OSError) as exc:
+        row = failed_row(part, started, exc)
+    else:
+        row = PartitionRow(
+            part.log_dir,
+            part.dir_name,
+            part.topic,
+            part.partition,
+            "ok",
+            part.size_bytes,
+            int((time.monotonic() - started) * 1000),
+            log_start_offset=plan.new_log_start_offset,
+            log_end_offset=plan.log_end_offset,
+            first_segment_base_offset=plan.first_base_offset_after,
+            bytes_deleted=plan.bytes_deleted,
+            segments_deleted=len(plan.deletions),
+            actions=tuple(ActionRow.of(a) for a in actions),
+        )
+    print(progress_line(task.rank, task.total, row), file=sys.stderr, flush=True)
+    return row
+
+
+def run(args: RetentionArgs) -> JobSummary:
+    common = args.common
+    with locked_log_dirs(common.log_dirs):
+        states = {log_dir: open_log_dir(log_dir, dry_run=common.dry_run) for log_dir in common.log_dirs}
+        found, rows = discover_log_dirs(common.log_dirs)
+        eligible = []
+        for part in found:
+            if states[Path(part.log_dir)].had_clean_shutdown:
+                eligible.append(part)
+            else:
+                rows.append(
+                    PartitionRow(
+                        part.log_dir,
+                        part.dir_name,
+                        part.topic,
+                        part.partition,
+                        "failed",
+                        part.size_bytes,
+                        0,
+                        error_type="UncleanLogDir",
+                        error_message="log dir was not cleanly shut down: run `logkeeper recover` first",
+                    )
+                )
+        tasks = []
+        for rank, part in enumerate(eligible, start=1):
+            state = states[Path(part.log_dir)]
+            tp = TopicPartition(part.topic, part.partition)
+            high_watermark = _NO_LIMIT if args.high_watermark_source == "log-end" else state.high_watermarks.get(tp)
+            tasks.append(
+                RetentionTask(
+                    part,
+                    effective_log_config(common.broker, common.topics, part.topic),
+                    state.log_start_offsets.get(tp, 0),
+                    high_watermark,
+                    common.now_ms,
+                    common.dry_run,
+                    args.file_delete_delay_ms,
+                    rank,
+                    len(eligible),
+                )
+            )
+        spark = get_spark(common.master, "logkeeper retention")
+        done = run_on_executors(spark, tasks, retain_partition, description=f"retention {len(tasks)} partitions")
+        if not common.dry_run:
+            for log_dir, state in states.items():
+                if not state.had_clean_shutdown:
+                    continue
+                outcomes = [
+                    PartitionOutcome(
+                        TopicPartition(r.topic, r.partition),
+                        r.status == "ok",
+                        r.log_start_offset,
+                        r.log_end_offset,
+                        r.first_segment_base_offset,
+                    )
+                    for r in done
+                    if r.log_dir == str(log_dir)
+                ]
+                unloadable = sum(1 for r in rows if r.log_dir == str(log_dir) and r.status == "failed")
+                close_log_dir(state, outcomes, other_failures=unloadable)
+    return JobSummary("retention", new_run_id(), common.dry_run, tuple(rows + done))
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_main("retention", parse_args, run, sys.argv[1:] if argv is None else argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
