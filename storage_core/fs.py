@@ -146,6 +146,10 @@ class FileSystem(Protocol):
         """A file's last-modified time in milliseconds since the epoch."""
         ...
 
+    def set_mtime_ms(self, path: Path, mtime_ms: int) -> None:
+        """Set a file's last-modified time (the cleaner keeps the source segments' time)."""
+        ...
+
     def try_lock(self, path: Path) -> int | None:
         """Take an exclusive POSIX (fcntl) lock on `path`, creating it; the fd, or None if held."""
         ...
@@ -292,6 +296,10 @@ class LocalFileSystem:
 
     def mtime_ms(self, path: Path) -> int:
         return os.stat(path).st_mtime_ns // 1_000_000
+
+    def set_mtime_ms(self, path: Path, mtime_ms: int) -> None:
+        self._before("utime", path)
+        os.utime(path, ns=(mtime_ms * 1_000_000, mtime_ms * 1_000_000))
 
     def try_lock(self, path: Path) -> int | None:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)

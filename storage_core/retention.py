@@ -138,7 +138,8 @@ class RetentionPlan:
         return sum(d.segment.size_bytes for d in self.deletions)
 
 
-def _segments(dir_path: Path, fs: FileSystem) -> list[SegmentInfo]:
+def segment_infos(dir_path: Path, fs: FileSystem) -> list[SegmentInfo]:
+    """Every segment of a partition directory with its size and largest timestamp, by base offset."""
     infos = []
     for name in fs.list_dir(dir_path):
         if not (name.endswith(names.LOG_SUFFIX) and names.is_segment_file_name(name)):
@@ -152,7 +153,8 @@ def _segments(dir_path: Path, fs: FileSystem) -> list[SegmentInfo]:
     return sorted(infos, key=lambda s: s.base_offset)
 
 
-def _next_offset(dir_path: Path, segment: SegmentInfo, fs: FileSystem) -> int:
+def next_offset_of(dir_path: Path, segment: SegmentInfo, fs: FileSystem) -> int:
+    """The next offset after the segment's last batch, its base offset when empty."""
     last = None
     for batch in iterate_batches(fs.mmap(names.log_file(dir_path, segment.base_offset))):
         last = batch.next_offset
@@ -180,13 +182,13 @@ def plan_retention(
         fs: the file system.
     """
     fs = fs or default_fs()
-    segments = _segments(Path(dir_path), fs)
+    segments = segment_infos(Path(dir_path), fs)
     if not segments:
         return RetentionPlan(
             Path(dir_path), log_start_offset, log_start_offset, log_start_offset, (), None, (), None, log_start_offset
         )
     log_start = max(log_start_offset, segments[0].base_offset)
-    log_end = _next_offset(Path(dir_path), segments[-1], fs)
+    log_end = next_offset_of(Path(dir_path), segments[-1], fs)
     hw = log_start if high_watermark is None else min(max(high_watermark, log_start), log_end)
     remaining = list(segments)
     deletions: list[SegmentDeletion] = []

@@ -1,0 +1,235 @@
+"""Kafka's LogCleanerTest scenarios (kafka-maintenance.md §8.4), a model check, and crash safety."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from kafka.record.memory_records import MemoryRecords
+
+from storage_core import names
+from storage_core.cleaner.compact import compact_partition
+from storage_core.cleaner.offset_map import OffsetMap
+from storage_core.config import LogConfig
+from storage_core.fs import FaultInjectingFileSystem, LocalFileSystem, SimulatedCrash
+from storage_core.loader import LoadOptions, load_partition
+from storage_core.records.batch import Record, build_batch, build_end_txn_marker
+from storage_core.records.compression import CompressionType
+from storage_core.records.file_records import iterate_batches
+
+NOW = 1_800_000_000_000
+COMPACT = LogConfig(cleanup_policy=frozenset({"compact"}), min_cleanable_dirty_ratio=0.0, delete_retention_ms=1000)
+FS = LocalFileSystem()
+
+
+def write_log(path: Path, batches: list[bytes], *, per_segment: int) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+    for i in range(0, len(batches), per_segment):
+        base = next(iterate_batches(batches[i])).base_offset
+        names.log_file(path, base).write_bytes(b"".join(batches[i : i + per_segment]))
+    load_partition(path, LoadOptions(had_clean_shutdown=False, recovery_point=0, log_start_offset=0, now_ms=NOW))
+
+
+def keyed(offset: int, key: bytes, value: bytes | None, **kw) -> bytes:
+    return build_batch([Record(offset, NOW - 10_000 + offset, key, value)], base_offset=offset, **kw)
+
+
+def records(path: Path) -> list[tuple[int, bytes | None, bytes | None]]:
+    return [
+        (r.offset, r.key, r.value)
+        for log in sorted(path.glob("*.log"))
+        for b in iterate_batches(log.read_bytes())
+        for r in b.records()
+    ]
+
+
+def compact(
+    path: Path,
+    *,
+    config: LogConfig = COMPACT,
+    now: int = NOW,
+    checkpoint: int | None = None,
+    buffer: int = 1 << 20,
+    fs=FS,
+):
+    return compact_partition(
+        path,
+        config=config,
+        cleaner_checkpoint=checkpoint,
+        log_start_offset=0,
+        high_watermark=10**12,
+        now_ms=now,
+        dedupe_buffer_bytes=buffer,
+        fs=fs,
+    )
+
+
+def test_latest_value_per_key_survives_with_original_offsets(tmp_path: Path) -> None:
+    batches = [keyed(o, b"k%d" % (o % 5), b"v%d" % o) for o in range(50)]
+    write_log(tmp_path / "t-0", batches, per_segment=10)
+    result = compact(tmp_path / "t-0")
+    kept = records(tmp_path / "t-0")
+    # The active segment (offsets 40..49) is never cleaned; below it only each key's last value stays.
+    assert [o for o, _, _ in kept] == list(range(35, 50))
+    assert result.cleaner_offset == 40
+    assert len(result.passes) == 1
+    stats = result.passes[0].stats
+    assert (stats.messages_read, stats.messages_written) == (40, 5)
+    assert result.passes[0].summary[-1] == "87.5% size reduction (87.5% fewer messages)"
+
+
+def test_keys_not_superseded_stay_and_segments_are_grouped(tmp_path: Path) -> None:
+    batches = [keyed(o, b"k%d" % o if o < 20 else b"hot", b"v%d" % o) for o in range(40)]
+    write_log(tmp_path / "t-0", batches, per_segment=10)
+    compact(tmp_path / "t-0")
+    kept = records(tmp_path / "t-0")
+    assert [o for o, _, _ in kept] == [*range(20), 29, *range(30, 40)]
+    # All the cleaned segments fit one segment.bytes group: one output segment at base 0.
+    assert [names.offset_from_file_name(p.name) for p in sorted((tmp_path / "t-0").glob("*.log"))] == [0, 30]
+
+
+def test_tombstones_are_kept_until_the_delete_horizon(tmp_path: Path) -> None:
+    batches = [keyed(0, b"a", b"1"), keyed(1, b"b", b"2"), keyed(2, b"a", None), keyed(3, b"c", b"3")]
+    write_log(tmp_path / "t-0", [*batches, keyed(4, b"x", b"active")], per_segment=4)
+    compact(tmp_path / "t-0")
+    assert records(tmp_path / "t-0")[:3] == [(1, b"b", b"2"), (2, b"a", None), (3, b"c", b"3")]
+    horizon_batch = next(
+        b for b in iterate_batches(names.log_file(tmp_path / "t-0", 0).read_bytes()) if b.base_offset == 2
+    )
+    assert horizon_batch.delete_horizon_ms == NOW + 1000
+    compact(tmp_path / "t-0", checkpoint=0, now=NOW + 999)
+    assert (2, b"a", None) in records(tmp_path / "t-0")
+    compact(tmp_path / "t-0", checkpoint=0, now=NOW + 1000)
+    assert (2, b"a", None) not in records(tmp_path / "t-0")
+
+
+def test_aborted_transactions_go_committed_stay(tmp_path: Path) -> None:
+    txn = {"producer_epoch": 0, "is_transactional": True}
+    batches = [
+        build_batch([Record(0, NOW, b"a", b"committed")], base_offset=0, producer_id=1, base_sequence=0, **txn),
+        build_batch([Record(1, NOW, b"b", b"aborted")], base_offset=1, producer_id=2, base_sequence=0, **txn),
+        build_end_txn_marker(
+            offset=2, producer_id=2, producer_epoch=0, commit=False, coordinator_epoch=0, timestamp=NOW
+        ),
+        build_end_txn_marker(
+            offset=3, producer_id=1, producer_epoch=0, commit=True, coordinator_epoch=0, timestamp=NOW
+        ),
+        keyed(4, b"c", b"plain"),
+        keyed(5, b"z", b"active"),
+    ]
+    write_log(tmp_path / "t-0", batches, per_segment=5)
+    compact(tmp_path / "t-0")
+    kept = records(tmp_path / "t-0")
+    assert (0, b"a", b"committed") in kept
+    assert all(value != b"aborted" for _, _, value in kept)
+    assert (4, b"c", b"plain") in kept
+
+
+def test_a_full_offset_map_makes_several_passes_with_the_same_result(tmp_path: Path) -> None:
+    batches = [keyed(o, b"k%d" % (o % 30), b"v%d" % o) for o in range(200)]
+    write_log(tmp_path / "small" / "t-0", batches, per_segment=20)
+    write_log(tmp_path / "large" / "t-0", batches, per_segment=20)
+    small = compact(tmp_path / "small" / "t-0", buffer=24 * 20)
+    compact(tmp_path / "large" / "t-0")
+    assert len(small.passes) > 1
+    assert small.passes[0].end_offset < 180
+    assert records(tmp_path / "small" / "t-0") == records(tmp_path / "large" / "t-0")
+    assert OffsetMap(24 * 20).bytes_per_entry == 24
+
+
+@pytest.mark.parametrize("codec", list(CompressionType), ids=[c.kafka_name for c in CompressionType])
+def test_kept_records_are_recompressed_with_the_batch_codec_and_read_by_kafka_python(tmp_path: Path, codec) -> None:
+    batches = [
+        build_batch(
+            [Record(o + i, NOW, b"k%d" % ((o + i) % 7), b"value %d" % (o + i) * 10) for i in range(10)],
+            base_offset=o,
+            compression=codec,
+        )
+        for o in range(0, 100, 10)
+    ]
+    write_log(tmp_path / "t-0", batches, per_segment=5)
+    compact(tmp_path / "t-0")
+    for log in sorted((tmp_path / "t-0").glob("*.log")):
+        memory = MemoryRecords(log.read_bytes())
+        while (batch := memory.next_batch()) is not None:
+            assert batch.validate_crc()
+            assert batch.compression_type == int(codec)
+            list(batch)
+
+
+def test_dry_run_changes_nothing(tmp_path: Path) -> None:
+    write_log(tmp_path / "t-0", [keyed(o, b"k", b"v%d" % o) for o in range(20)], per_segment=5)
+    before = {p.name: p.read_bytes() for p in (tmp_path / "t-0").iterdir()}
+    result = compact_partition(
+        tmp_path / "t-0",
+        config=COMPACT,
+        cleaner_checkpoint=None,
+        log_start_offset=0,
+        high_watermark=10**12,
+        now_ms=NOW,
+        dedupe_buffer_bytes=1 << 20,
+        dry_run=True,
+    )
+    assert result.initial_plan.is_candidate
+    assert result.passes == ()
+    assert {p.name: p.read_bytes() for p in (tmp_path / "t-0").iterdir()} == before
+
+
+def test_not_a_candidate_below_the_dirty_ratio(tmp_path: Path) -> None:
+    write_log(tmp_path / "t-0", [keyed(o, b"k%d" % o, b"v") for o in range(20)], per_segment=5)
+    result = compact(tmp_path / "t-0", config=replace(COMPACT, min_cleanable_dirty_ratio=0.99), checkpoint=10)
+    assert (result.initial_plan.is_candidate, result.passes) == (False, ())
+
+
+ops = st.lists(
+    st.tuples(st.integers(0, 6), st.one_of(st.none(), st.binary(min_size=1, max_size=4))), min_size=1, max_size=60
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops)
+def test_model_last_value_per_key_minus_expired_tombstones(tmp_path_factory, writes) -> None:
+    path = tmp_path_factory.mktemp("model") / "t-0"
+    batches = [keyed(o, b"k%d" % k, v) for o, (k, v) in enumerate(writes)]
+    batches.append(keyed(len(writes), b"active", b"x"))
+    write_log(path, batches, per_segment=7)
+    active_base = max(names.offset_from_file_name(p.name) for p in path.glob("*.log"))
+    compact(path)
+    compact(path, checkpoint=0, now=NOW + 10_000)  # past every delete horizon
+    latest: dict[bytes, tuple[int, bytes | None]] = {}
+    for o, (k, v) in enumerate(writes):
+        if o < active_base:
+            latest[b"k%d" % k] = (o, v)
+    expected = sorted(
+        [(o, k, v) for k, (o, v) in latest.items() if v is not None]
+        + [(o, b"k%d" % k, v) for o, (k, v) in enumerate(writes) if o >= active_base]
+        + [(len(writes), b"active", b"x")]
+    )
+    assert records(path) == expected
+
+
+def test_crash_at_every_mutating_operation_leaves_old_or_new_keys(tmp_path: Path) -> None:
+    batches = [keyed(o, b"k%d" % (o % 4), b"v%d" % o) for o in range(30)]
+
+    def fresh(name: str) -> Path:
+        path = tmp_path / name / "t-0"
+        write_log(path, batches, per_segment=10)
+        return path
+
+    old = records(fresh("old"))
+    reference = fresh("reference")
+    counting = FaultInjectingFileSystem()
+    compact(reference, fs=counting)
+    new = records(reference)
+    assert new != old
+    for n in range(1, len(counting.operations) + 1):
+        path = fresh(f"crash-{n}")
+        with pytest.raises(SimulatedCrash):
+            compact(path, fs=FaultInjectingFileSystem(fail_at=n))
+        load_partition(path, LoadOptions(had_clean_shutdown=False, recovery_point=0, log_start_offset=0, now_ms=NOW))
+        after = records(path)
+        assert after in (old, new), f"crash at operation {n}: {counting.operations[n - 1]}"
+        assert not [p for p in path.iterdir() if p.name.endswith((".cleaned", ".swap", ".deleted"))]
