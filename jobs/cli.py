@@ -17,6 +17,7 @@ SUBCOMMANDS = {
     "dump": ("jobs.dump", "dump Kafka log, index, snapshot and checkpoint files (kafka-dump-log.sh)"),
     "recover": ("jobs.recover", "recover log dirs after an unclean shutdown, as Kafka's LogLoader"),
     "rebuild-indexes": ("jobs.rebuild_indexes", "verify or rebuild offset, time and txn indexes"),
+    "compact": ("jobs.compact", "compact topics with cleanup.policy=compact, as Kafka's log cleaner"),
     "retention": ("jobs.retention", "delete segments by time, size and log start offset, as Kafka's retention"),
 }
 

@@ -42,6 +42,7 @@ class LogDirState:
         recovery_points: the recovery-point checkpoint ({} if missing or unreadable, as Kafka).
         log_start_offsets: the log-start-offset checkpoint ({} if missing or unreadable).
         high_watermarks: the replication-offset checkpoint ({} if missing or unreadable).
+        cleaner_offsets: the cleaner-offset checkpoint ({} if missing or unreadable).
         warnings: checkpoint files that could not be read.
     """
 
@@ -50,6 +51,7 @@ class LogDirState:
     recovery_points: dict[TopicPartition, int]
     log_start_offsets: dict[TopicPartition, int]
     high_watermarks: dict[TopicPartition, int] = field(default_factory=dict)
+    cleaner_offsets: dict[TopicPartition, int] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
 
 
@@ -63,6 +65,8 @@ class PartitionOutcome:
         log_start_offset: the log start offset.
         log_end_offset: the log end offset (the recovery point, since everything was flushed).
         first_segment_base_offset: base offset of the first segment.
+        offsets_unchanged: the maintenance did not move the log's start or end (compaction):
+            its checkpoint entries are kept as they are.
     """
 
     topic_partition: TopicPartition
@@ -70,6 +74,7 @@ class PartitionOutcome:
     log_start_offset: int = 0
     log_end_offset: int = 0
     first_segment_base_offset: int = 0
+    offsets_unchanged: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,12 +98,19 @@ def open_log_dir(log_dir: Path, *, dry_run: bool = False, fs: FileSystem | None 
     recovery_points = _read_or_empty(log_dir / names.RECOVERY_POINT_CHECKPOINT, warnings, fs)
     log_start_offsets = _read_or_empty(log_dir / names.LOG_START_OFFSET_CHECKPOINT, warnings, fs)
     high_watermarks = _read_or_empty(log_dir / names.REPLICATION_OFFSET_CHECKPOINT, warnings, fs)
+    cleaner_offsets = _read_or_empty(log_dir / names.CLEANER_OFFSET_CHECKPOINT, warnings, fs)
     had_clean_shutdown = read_clean_shutdown(log_dir, fs=fs) is not None
     if had_clean_shutdown and not dry_run:
         delete_clean_shutdown(log_dir, fs=fs)
         fs.fsync_dir(log_dir)
     return LogDirState(
-        log_dir, had_clean_shutdown, recovery_points, log_start_offsets, high_watermarks, tuple(warnings)
+        log_dir,
+        had_clean_shutdown,
+        recovery_points,
+        log_start_offsets,
+        high_watermarks,
+        cleaner_offsets,
+        tuple(warnings),
     )
 
 
@@ -125,7 +137,7 @@ def close_log_dir(
     recovery_points = {tp: o for tp, o in state.recovery_points.items() if tp in present}
     log_start_offsets = {tp: o for tp, o in state.log_start_offsets.items() if tp in present}
     for outcome in outcomes:
-        if not outcome.succeeded:
+        if not outcome.succeeded or outcome.offsets_unchanged:
             continue
         recovery_points[outcome.topic_partition] = outcome.log_end_offset
         if outcome.log_start_offset > outcome.first_segment_base_offset:
@@ -148,6 +160,25 @@ def close_log_dir(
         write_clean_shutdown(state.path, fs=fs)
         written.append(names.CLEAN_SHUTDOWN_FILE)
     return LogDirClose(tuple(written), clean)
+
+
+def write_cleaner_offsets(
+    state: LogDirState,
+    updates: dict[TopicPartition, int],
+    present: set[TopicPartition],
+    *,
+    fs: FileSystem | None = None,
+) -> bool:
+    """Rewrite cleaner-offset-checkpoint atomically (as `LogCleanerManager.updateCheckpoints`: entries of
+    partitions no longer in the dir are dropped). Returns False when the content did not change."""
+    fs = fs or default_fs()
+    entries = {tp: offset for tp, offset in state.cleaner_offsets.items() if tp in present}
+    entries.update(updates)
+    path = state.path / names.CLEANER_OFFSET_CHECKPOINT
+    if fs.exists(path) and fs.read_bytes(path) == format_offset_checkpoint(entries):
+        return False
+    write_offset_checkpoint(path, entries, fs=fs)
+    return True
 
 
 def _read_or_empty(path: Path, warnings: list[str], fs: FileSystem) -> dict[TopicPartition, int]:

@@ -1,0 +1,236 @@
+"""`logkeeper compact`: Kafka's log cleaner over every compacted partition, on Spark executors.
+
+Driver: lock every log dir, read cleaner-offset-checkpoint, log start offsets, high watermarks and
+the clean-shutdown marker (a dir that was not cleanly shut down is refused: run `recover` first).
+Executors clean each partition whose `cleanup.policy` has `compact` until it is no longer a
+candidate (:func:`storage_core.cleaner.compact.compact_partition`), largest first. The driver then
+writes cleaner-offset-checkpoint atomically and re-creates the clean-shutdown marker. Kafka's stats
+lines of every pass go to the log and to the result JSON.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from jobs._common import (
+    ActionRow,
+    JobArgs,
+    JobSummary,
+    PartitionDir,
+    PartitionRow,
+    UsageError,
+    common_args,
+    discover_log_dirs,
+    failed_row,
+    get_spark,
+    job_parser,
+    locked_log_dirs,
+    new_run_id,
+    progress_line,
+    run_main,
+    run_on_executors,
+)
+from storage_core.cleaner.compact import compact_partition
+from storage_core.config import LogConfig, effective_log_config
+from storage_core.errors import StorageError
+from storage_core.log_dir import PartitionOutcome, close_log_dir, open_log_dir, write_cleaner_offsets
+from storage_core.names import TopicPartition
+
+_NO_LIMIT = 2**63 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class CompactArgs:
+    common: JobArgs
+    dedupe_buffer_bytes: int | None
+    high_watermark_source: str
+
+
+@dataclass(frozen=True, slots=True)
+class CompactTask:
+    partition: PartitionDir
+    config: LogConfig
+    cleaner_checkpoint: int | None
+    log_start_offset: int
+    high_watermark: int
+    now_ms: int
+    dedupe_buffer_bytes: int
+    dry_run: bool
+    rank: int
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
+class CompactRow:
+    """A partition's row plus the cleaner's stats lines and the new cleaner checkpoint offset."""
+
+    row: PartitionRow
+    cleaner_offset: int
+    stats_lines: tuple[str, ...]
+
+
+def parse_args(argv: list[str]) -> CompactArgs:
+    parser = job_parser("compact", "Compact Kafka topics with cleanup.policy=compact, as the broker's log cleaner.")
+    parser.add_argument("--dedupe-buffer-bytes", type=int, help="offset map memory (log.cleaner.dedupe.buffer.size)")
+    parser.add_argument("--high-watermark-source", choices=("checkpoint", "log-end"), default="checkpoint")
+    namespace = parser.parse_args(argv)
+    if namespace.dedupe_buffer_bytes is not None and namespace.dedupe_buffer_bytes < 24:
+        raise UsageError("--dedupe-buffer-bytes must hold at least one 24-byte entry")
+    return CompactArgs(common_args(namespace), namespace.dedupe_buffer_bytes, namespace.high_watermark_source)
+
+
+def compact_one(task: CompactTask) -> CompactRow:
+    """Executor side: clean one partition until it is no longer a candidate."""
+    part = task.partition
+    started = time.monotonic()
+    try:
+        result = compact_partition(
+            Path(part.log_dir) / part.dir_name,
+            config=task.config,
+            cleaner_checkpoint=task.cleaner_checkpoint,
+            log_start_offset=task.log_start_offset,
+            high_watermark=task.high_watermark,
+            now_ms=task.now_ms,
+            dedupe_buffer_bytes=task.dedupe_buffer_bytes,
+            dry_run=task.dry_run,
+        )
+    except (StorageError, OSError) as exc:
+        row = failed_row(part, started, exc)
+        print(progress_line(task.rank, task.total, row), file=sys.stderr, flush=True)
+        return CompactRow(row, task.cleaner_checkpoint or 0, ())
+    plan = result.initial_plan
+    actions = [
+        ActionRow(
+            "clean_plan",
+            "",
+            plan.first_dirty_offset,
+            0,
+            f"dirty ratio {plan.cleanable_ratio:.3f} (min.cleanable.dirty.ratio {plan.min_cleanable_ratio}); "
+            f"cleanable [{plan.first_dirty_offset}, {plan.first_uncleanable_offset}); "
+            + ("candidate" if plan.is_candidate else "not a candidate"),
+        )
+    ]
+    lines: list[str] = []
+    for done in result.passes:
+        lines += done.summary
+        actions.append(
+            ActionRow(
+                "clean_pass",
+                "",
+                done.first_dirty_offset,
+                done.stats.bytes_read - done.stats.bytes_written,
+                " | ".join(done.summary[1:]),
+            )
+        )
+    row = PartitionRow(
+        part.log_dir,
+        part.dir_name,
+        part.topic,
+        part.partition,
+        "ok",
+        part.size_bytes,
+        int((time.monotonic() - started) * 1000),
+        log_start_offset=result.log_start_offset,
+        log_end_offset=result.log_end_offset,
+        bytes_deleted=sum(p.stats.bytes_read - p.stats.bytes_written for p in result.passes),
+        actions=tuple(actions),
+    )
+    for line in lines:
+        print(f"  {line}", file=sys.stderr)
+    print(progress_line(task.rank, task.total, row), file=sys.stderr, flush=True)
+    return CompactRow(row, result.cleaner_offset, tuple(lines))
+
+
+def run(args: CompactArgs) -> JobSummary:
+    common = args.common
+    with locked_log_dirs(common.log_dirs):
+        states = {log_dir: open_log_dir(log_dir, dry_run=common.dry_run) for log_dir in common.log_dirs}
+        found, rows = discover_log_dirs(common.log_dirs)
+        eligible = []
+        for part in found:
+            config = effective_log_config(common.broker, common.topics, part.topic)
+            state = states[Path(part.log_dir)]
+            if not config.compact:
+                rows.append(
+                    PartitionRow(
+                        part.log_dir,
+                        part.dir_name,
+                        part.topic,
+                        part.partition,
+                        "skipped",
+                        part.size_bytes,
+                        0,
+                        error_message="cleanup.policy has no compact",
+                    )
+                )
+            elif not state.had_clean_shutdown:
+                rows.append(
+                    PartitionRow(
+                        part.log_dir,
+                        part.dir_name,
+                        part.topic,
+                        part.partition,
+                        "failed",
+                        part.size_bytes,
+                        0,
+                        error_type="UncleanLogDir",
+                        error_message="log dir was not cleanly shut down: run `logkeeper recover` first",
+                    )
+                )
+            else:
+                eligible.append((part, config))
+        tasks = []
+        for rank, (part, config) in enumerate(eligible, start=1):
+            state = states[Path(part.log_dir)]
+            tp = TopicPartition(part.topic, part.partition)
+            hw = _NO_LIMIT if args.high_watermark_source == "log-end" else state.high_watermarks.get(tp, 0)
+            tasks.append(
+                CompactTask(
+                    part,
+                    config,
+                    state.cleaner_offsets.get(tp),
+                    state.log_start_offsets.get(tp, 0),
+                    hw,
+                    common.now_ms,
+                    args.dedupe_buffer_bytes or common.broker.dedupe_buffer_size,
+                    common.dry_run,
+                    rank,
+                    len(eligible),
+                )
+            )
+        spark = get_spark(common.master, "logkeeper compact")
+        done = run_on_executors(spark, tasks, compact_one, description=f"compact {len(tasks)} partitions")
+        if not common.dry_run:
+            for log_dir, state in states.items():
+                if not state.had_clean_shutdown:
+                    continue
+                mine = [d for d in done if d.row.log_dir == str(log_dir)]
+                present = {TopicPartition(p.topic, p.partition) for p in found if p.log_dir == str(log_dir)}
+                updates = {
+                    TopicPartition(d.row.topic, d.row.partition): d.cleaner_offset for d in mine if d.row.status == "ok"
+                }
+                write_cleaner_offsets(state, updates, present)
+                failed = {(d.row.topic, d.row.partition) for d in mine if d.row.status == "failed"}
+                outcomes = [
+                    PartitionOutcome(
+                        TopicPartition(p.topic, p.partition),
+                        (p.topic, p.partition) not in failed,
+                        offsets_unchanged=True,
+                    )
+                    for p in found
+                    if p.log_dir == str(log_dir)
+                ]
+                unloadable = sum(1 for r in rows if r.log_dir == str(log_dir) and r.status == "failed")
+                close_log_dir(state, outcomes, other_failures=unloadable)
+    return JobSummary("compact", new_run_id(), common.dry_run, tuple(rows + [d.row for d in done]))
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_main("compact", parse_args, run, sys.argv[1:] if argv is None else argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
