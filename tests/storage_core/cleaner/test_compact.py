@@ -233,3 +233,21 @@ def test_crash_at_every_mutating_operation_leaves_old_or_new_keys(tmp_path: Path
         after = records(path)
         assert after in (old, new), f"crash at operation {n}: {counting.operations[n - 1]}"
         assert not [p for p in path.iterdir() if p.name.endswith((".cleaned", ".swap", ".deleted"))]
+
+
+def test_segments_are_grouped_by_segment_bytes_and_cleaned_indexes_verify(tmp_path: Path) -> None:
+    from storage_core.cleaner.clean import group_segments
+    from storage_core.index_rebuild import rebuild_indexes
+
+    batches = [keyed(o, b"k%d" % o, b"v" * 50) for o in range(60)]
+    write_log(tmp_path / "t-0", batches, per_segment=10)
+    segment_size = names.log_file(tmp_path / "t-0", 10).stat().st_size  # the largest (keys k10..k59)
+    bases = [0, 10, 20, 30, 40]
+    groups = group_segments(
+        tmp_path / "t-0", bases, max_size=2 * segment_size, max_index_size=10 * 1024 * 1024, first_uncleanable=50, fs=FS
+    )
+    assert groups == [[0, 10], [20, 30], [40]]
+    compact(tmp_path / "t-0", config=replace(COMPACT, segment_bytes=2 * segment_size))
+    assert [names.offset_from_file_name(p.name) for p in sorted((tmp_path / "t-0").glob("*.log"))] == [0, 20, 40, 50]
+    assert records(tmp_path / "t-0") == [(o, b"k%d" % o, b"v" * 50) for o in range(60)]
+    assert rebuild_indexes(tmp_path / "t-0", verify_only=True).actions == ()
