@@ -283,6 +283,7 @@ def get_spark(master: str, app_name: str) -> SparkSession:
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.python.worker.reuse", "true")
         .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
         .getOrCreate()
     )
 
@@ -326,6 +327,9 @@ def run_main(job: str, parse: Callable[[list[str]], Any], run: Callable[[Any], J
         return EXIT_REFUSED
     if args.common.result_json is not None:
         write_result_json(args.common.result_json, summary)
+    from jobs._audit import write_maintenance_log  # imports pyarrow/deltalake only when a job ran
+
+    write_maintenance_log(args.common.warehouse, summary)
     ok = sum(1 for r in summary.rows if r.status == "ok")
     print(
         f"logkeeper {job}: {len(summary.rows)} partitions, {ok} ok, {summary.failed} failed"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -104,6 +105,11 @@ def is_segment_file_name(name: str) -> bool:
 _SEGMENT_NAME = re.compile(
     rf"\d{{{OFFSET_DIGITS}}}(\.log|\.index|\.timeindex|\.txnindex|\.snapshot)(\.cleaned|\.swap|\.deleted)?"
 )
+
+
+def log_base_offsets(file_names: Iterable[str]) -> list[int]:
+    """Base offsets of the `<20 digits>.log` files among `file_names`, ascending."""
+    return sorted(offset_from_file_name(n) for n in file_names if n.endswith(LOG_SUFFIX) and is_segment_file_name(n))
 
 
 def strip_lifecycle_suffix(name: str) -> tuple[str, str]:

@@ -15,3 +15,9 @@ def spark() -> Iterator[object]:
     session = get_spark(MASTER, "logkeeper-tests")
     yield session
     session.stop()
+
+
+@pytest.fixture(autouse=True)
+def _run_in_tmp(tmp_path, monkeypatch) -> None:
+    """Jobs write their Delta tables under ./warehouse by default: keep them in the test's tmp dir."""
+    monkeypatch.chdir(tmp_path)

@@ -1,0 +1,38 @@
+"""Arrow and Spark schemas of result dataclasses: the one place a dataclass becomes a table schema."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import typing
+from typing import Any
+
+import pyarrow as pa
+
+_ARROW = {
+    int: pa.int64(),
+    str: pa.string(),
+    bool: pa.bool_(),
+    float: pa.float64(),
+    datetime.datetime: pa.timestamp("us", tz="UTC"),
+}
+
+
+def arrow_schema(cls: type) -> pa.Schema:
+    """The Arrow schema of a flat dataclass (int, str, bool, float, UTC datetime fields)."""
+    hints = typing.get_type_hints(cls)
+    return pa.schema([pa.field(f.name, _ARROW[hints[f.name]], nullable=False) for f in dataclasses.fields(cls)])
+
+
+def spark_schema(cls: type) -> Any:
+    """The Spark StructType of the same dataclass (derived from its Arrow schema)."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(arrow_schema(cls))
+
+
+def to_arrow(rows: list[Any], cls: type) -> pa.Table:
+    """Rows (dataclass instances) as an Arrow table with the dataclass's schema."""
+    schema = arrow_schema(cls)
+    columns = {name: [getattr(row, name) for row in rows] for name in schema.names}
+    return pa.table(columns, schema=schema)
