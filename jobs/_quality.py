@@ -19,6 +19,7 @@ def validate_segment_stats(frame: Any, *, result_path: Path) -> bool:
     import great_expectations as gx
     import great_expectations.expectations as gxe
     from great_expectations.data_context.types.base import ProgressBarsConfig
+    from great_expectations.expectations.row_conditions import Column
 
     frame = frame.copy()
     frame["codec_batch_total"] = frame[
@@ -36,8 +37,7 @@ def validate_segment_stats(frame: Any, *, result_path: Path) -> bool:
             column_A="next_offset",
             column_B="base_offset",
             or_equal=False,
-            row_condition="batch_count > 0",
-            condition_parser="pandas",
+            row_condition=Column("batch_count") > 0,
         )
     )
     suite.add_expectation(pair(column_A="max_timestamp", column_B="min_timestamp", or_equal=True))
