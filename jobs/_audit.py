@@ -79,4 +79,8 @@ def write_maintenance_log(warehouse: Path, summary: JobSummary) -> None:
     now = datetime.datetime.now(datetime.UTC)
     rows = maintenance_rows(summary, ts=now)
     if rows:
-        write_run(warehouse / MAINTENANCE_LOG, to_arrow(rows, MaintenanceLogRow), run_id=summary.run_id)
+        write_run(
+            warehouse / MAINTENANCE_LOG,
+            to_arrow(rows, MaintenanceLogRow),
+            key={"run_id": summary.run_id, "job": summary.job},
+        )

@@ -53,7 +53,11 @@ def job_parser(job: str, description: str) -> argparse.ArgumentParser:
     parser.add_argument("--server-properties", type=Path, help="a broker's server.properties (defaults, log.dirs)")
     parser.add_argument("--topic-config", type=Path, help='TOML per-topic overrides: [topics."name"] tables')
     parser.add_argument("--warehouse", type=Path, default=Path("warehouse"), help="Delta warehouse directory")
-    parser.add_argument("--master", default=os.environ.get("LOGKEEPER_SPARK_MASTER", "local[*]"), help="Spark master")
+    parser.add_argument(
+        "--master",
+        default=os.environ.get("LOGKEEPER_SPARK_MASTER"),
+        help="Spark master (default: spark-submit's, else local[*])",
+    )
     parser.add_argument("--now-ms", type=int, default=None, help="the clock, in ms since the epoch (default: now)")
     parser.add_argument("--dry-run", action="store_true", help="report what would change, change nothing")
     parser.add_argument("--result-json", type=Path, help="write the per-partition results as JSON here")
@@ -68,7 +72,7 @@ class JobArgs:
     broker: BrokerConfig
     topics: TopicOverrides
     warehouse: Path
-    master: str
+    master: str | None
     now_ms: int
     dry_run: bool
     result_json: Path | None
@@ -269,16 +273,24 @@ def progress_line(rank: int, total: int, row: PartitionRow) -> str:
     return f"[{rank}/{total}] {row.dir_name} {row.status} {row.size_bytes} B {rate:.1f} MB/s"
 
 
-def get_spark(master: str, app_name: str) -> SparkSession:
-    """The SparkSession (reused if one exists), with the UI off unless configured."""
+def get_spark(master: str | None, app_name: str) -> SparkSession:
+    """The SparkSession (reused if one exists), with the UI off unless configured.
+
+    `master` None keeps the master spark-submit gave (`spark.master`), else runs `local[*]`.
+    """
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     # Executors must run the interpreter that has storage_core's dependencies.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark import SparkConf
     from pyspark.sql import SparkSession
 
+    builder = SparkSession.builder
+    if master is not None:
+        builder = builder.master(master)
+    elif not SparkConf().contains("spark.master"):
+        builder = builder.master("local[*]")
     return (
-        SparkSession.builder.master(master)
-        .appName(app_name)
+        builder.appName(app_name)
         .config("spark.ui.enabled", os.environ.get("LOGKEEPER_SPARK_UI", "false"))
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.python.worker.reuse", "true")

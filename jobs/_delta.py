@@ -22,14 +22,15 @@ def table_exists(path: Path) -> bool:
     return (path / "_delta_log").is_dir()
 
 
-def write_run(path: Path, table: pa.Table, *, run_id: str) -> None:
-    """Append a run's rows; rows already written for `run_id` are replaced, not duplicated."""
+def write_run(path: Path, table: pa.Table, *, key: dict[str, str]) -> None:
+    """Append a run's rows; rows already written under the same key (run id, and job for the
+    maintenance log) are replaced, not duplicated."""
     from deltalake import write_deltalake
 
     path.mkdir(parents=True, exist_ok=True)
     if table_exists(path):
-        escaped = run_id.replace("'", "''")
-        write_deltalake(str(path), table, mode="overwrite", predicate=f"run_id = '{escaped}'")
+        predicate = " AND ".join(f"{column} = '{value.replace(chr(39), chr(39) * 2)}'" for column, value in key.items())
+        write_deltalake(str(path), table, mode="overwrite", predicate=predicate)
     else:
         write_deltalake(str(path), table, mode="append")
 

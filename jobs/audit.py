@@ -15,7 +15,7 @@ from pathlib import Path
 from jobs._common import EXIT_OK, EXIT_USAGE, get_spark
 from jobs._delta import MAINTENANCE_LOG, SEGMENT_STATS, spark_view, table_exists
 
-QUERIES = Path(__file__).resolve().parent.parent / "conf" / "audit"
+QUERIES = Path(os.environ.get("LOGKEEPER_HOME", Path(__file__).resolve().parent.parent)) / "conf" / "audit"
 
 
 def available_queries() -> list[str]:
@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="logkeeper audit", description="Run an audit query over the Delta tables.")
     parser.add_argument("--warehouse", type=Path, default=Path("warehouse"))
     parser.add_argument("--query", required=True, help=f"one of: {', '.join(available_queries())}")
-    parser.add_argument("--master", default=os.environ.get("LOGKEEPER_SPARK_MASTER", "local[*]"))
+    parser.add_argument("--master", default=os.environ.get("LOGKEEPER_SPARK_MASTER"))
     parser.add_argument("--limit", type=int, default=100)
     try:
         args = parser.parse_args(sys.argv[1:] if argv is None else argv)

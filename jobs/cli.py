@@ -18,6 +18,7 @@ SUBCOMMANDS = {
     "recover": ("jobs.recover", "recover log dirs after an unclean shutdown, as Kafka's LogLoader"),
     "rebuild-indexes": ("jobs.rebuild_indexes", "verify or rebuild offset, time and txn indexes"),
     "compact": ("jobs.compact", "compact topics with cleanup.policy=compact, as Kafka's log cleaner"),
+    "maintain": ("jobs.maintain", "recover, then retention, compact and stats, in one run"),
     "stats": ("jobs.stats", "write per-segment statistics to the Delta table segment_stats"),
     "audit": ("jobs.audit", "run an audit query (conf/audit/*.sql) over the Delta tables"),
     "retention": ("jobs.retention", "delete segments by time, size and log start offset, as Kafka's retention"),

@@ -5,8 +5,8 @@ topic over several segments, a keyed compacted topic with tombstones and a commi
 transaction, and zstd/lz4/gzip/snappy batches. Then an unclean shutdown is simulated: a torn batch
 at the end of an active segment, a preallocated zero-filled index, a leftover `.cleaned` file, and
 an interrupted compaction swap (`.swap` files of a cleaned segment next to the old segment).
-`logkeeper recover` runs on local Spark, then `rebuild-indexes --verify-only`, and the result is
-summarised.
+`logkeeper maintain` (recover, retention, compact, stats) runs on local Spark with a local Delta
+warehouse, and the demo prints what it did and a few audit queries.
 """
 
 from __future__ import annotations
@@ -15,9 +15,12 @@ import json
 import random
 import shutil
 import sys
+import time
+from collections import Counter
 from pathlib import Path
 
-from jobs import rebuild_indexes, recover
+from jobs import audit, maintain
+from jobs._common import get_spark
 from storage_core import names
 from storage_core.checkpoint import write_offset_checkpoint
 from storage_core.names import TopicPartition
@@ -46,15 +49,16 @@ def _append_segment(dir_path: Path, base_offset: int, batches: list[tuple[bytes,
 
 
 def _plain_topic(dir_path: Path, rng: random.Random, *, segments: int, per_segment: int) -> int:
+    """Segment i holds records of day i, so time retention deletes the oldest days only."""
     offset = 0
-    for _ in range(segments):
+    for day in range(segments):
         base = offset
         batches = []
         for _ in range(per_segment):
             records = [
                 Record(
                     offset + i,
-                    T0 + offset + i,
+                    T0 + day * 86_400_000 + offset + i,
                     b"user-%d" % rng.randrange(500),
                     b"event %d " % rng.randrange(10**6) * 8,
                 )
@@ -65,7 +69,7 @@ def _plain_topic(dir_path: Path, rng: random.Random, *, segments: int, per_segme
                 (
                     build_batch(records, base_offset=offset, compression=codec, partition_leader_epoch=1),
                     offset + 19,
-                    T0 + offset + 19,
+                    T0 + day * 86_400_000 + offset + 19,
                 )
             )
             offset += 20
@@ -140,26 +144,53 @@ def generate(out: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    started = time.monotonic()
     dirs = generate(OUT)
     log_dirs = ",".join(str(d) for d in dirs)
-    print(f"generated crashed log dirs: {log_dirs}", flush=True)
-    result = OUT / "recover.json"
-    code = recover.main(["--log-dirs", log_dirs, "--master", "local[2]", "--result-json", str(result)])
-    if code != 0:
-        return code
-    report = json.loads(result.read_text())
-    print("\nrecovery report:")
-    for row in sorted(report["partitions"], key=lambda r: r["dir_name"]):
-        kinds = sorted({a["kind"] for a in row["actions"]})
-        print(
-            f"  {Path(row['log_dir']).name}/{row['dir_name']:<12} {row['status']:<6} log end {row['log_end_offset']:>6}"
-            f"  truncated {row['truncated_bytes']:>5} B  segments recovered {row['indexes_rebuilt']}"
-            f"  {', '.join(kinds)}"
-        )
-    print("\nverifying every index against the recovered logs:", flush=True)
-    code = rebuild_indexes.main(["--log-dirs", log_dirs, "--master", "local[2]", "--verify-only"])
-    print("demo finished: the log dirs under demo-output/ are clean; a Kafka broker starts on them without recovery.")
+    warehouse = OUT / "warehouse"
+    topics = OUT / "topics.toml"
+    topics.write_text('[topics."accounts"]\n"cleanup.policy" = "compact"\n"min.cleanable.dirty.ratio" = 0.01\n')
+    before = {d.name: _bytes(d) for d in dirs}
+    print(f"generated crashed Kafka log dirs: {log_dirs} ({sum(before.values()):,} bytes)", flush=True)
+    result = OUT / "result.json"
+    code = maintain.main(
+        [
+            "--log-dirs",
+            log_dirs,
+            "--master",
+            "local[2]",
+            "--warehouse",
+            str(warehouse),
+            "--topic-config",
+            str(topics),
+            "--high-watermark-source",
+            "log-end",
+            "--now-ms",
+            str(T0 + 8 * 86_400_000),
+            "--result-json",
+            str(result),
+        ]
+    )
+    print("\nwhat maintenance did:")
+    for step in ("recover", "retention", "compact"):
+        report = json.loads((OUT / f"{step}-result.json").read_text())
+        for row in sorted(report["partitions"], key=lambda r: (r["dir_name"], r["log_dir"])):
+            kinds = Counter(a["kind"] for a in row["actions"])
+            if kinds:
+                what = ", ".join(f"{k} x{n}" for k, n in sorted(kinds.items()))
+                print(f"  {step:<9} {Path(row['log_dir']).name}/{row['dir_name']:<11} {row['status']:<7} {what}")
+    after = {d.name: _bytes(d) for d in dirs}
+    print(f"\nbytes before/after: {sum(before.values()):,} -> {sum(after.values()):,}")
+    spark = get_spark("local[2]", "logkeeper demo")
+    for query in ("bytes_per_topic", "corruption_found", "compaction_savings"):
+        print(f"\naudit query {query}:")
+        audit.run_query(spark, warehouse, query).show(n=10, truncate=60)
+    print(f"demo finished in {time.monotonic() - started:.0f} s; log dirs and Delta tables under {OUT}/")
     return code
+
+
+def _bytes(log_dir: Path) -> int:
+    return sum(p.stat().st_size for p in log_dir.rglob("*") if p.is_file())
 
 
 if __name__ == "__main__":

@@ -77,7 +77,7 @@ def run(args: StatsArgs) -> JobSummary:
     if not passed:
         raise StatsValidationError(f"segment statistics failed validation; see {common.warehouse}/_validations")
     if not common.dry_run and table.num_rows:
-        write_run(common.warehouse / SEGMENT_STATS, table, run_id=run_id)
+        write_run(common.warehouse / SEGMENT_STATS, table, key={"run_id": run_id})
     elapsed = int((time.monotonic() - started) * 1000)
     rows += [PartitionRow(p.log_dir, p.dir_name, p.topic, p.partition, "ok", p.size_bytes, elapsed) for p in found]
     print(f"logkeeper stats: {table.num_rows} segments of {len(found)} partitions", file=sys.stderr)

@@ -1,0 +1,78 @@
+"""`logkeeper maintain`: recover -> retention -> compact -> stats in one run with one run id.
+
+Recovery goes first; a log dir whose recovery failed gets no `.kafka_cleanshutdown`, so the
+destructive steps after it (retention, compact) refuse that dir and leave it as it is. Every step
+appends to the maintenance log under the same run id; the exit code is the worst of the steps.
+Common options go to every step; a step's own options (`--deep-verify`, `--high-watermark-source`,
+`--file-delete-delay-ms`, `--dedupe-buffer-bytes`) only to the steps that take them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+
+from jobs import compact, recover, retention, stats
+from jobs._audit import write_maintenance_log
+from jobs._common import EXIT_REFUSED, EXIT_USAGE, UsageError, new_run_id, write_result_json
+from storage_core.errors import LogDirLockedError
+
+STEPS = (("recover", recover), ("retention", retention), ("compact", compact), ("stats", stats))
+# step-specific option -> (takes a value, steps that accept it)
+STEP_OPTIONS = {
+    "--deep-verify": (False, {"recover"}),
+    "--high-watermark-source": (True, {"retention", "compact"}),
+    "--file-delete-delay-ms": (True, {"retention"}),
+    "--dedupe-buffer-bytes": (True, {"compact"}),
+}
+
+
+def argv_for(step: str, argv: list[str]) -> list[str]:
+    """The options of `argv` that `step` takes."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        option = argv[i].split("=", 1)[0]
+        if option in STEP_OPTIONS:
+            takes_value, steps = STEP_OPTIONS[option]
+            width = 2 if takes_value and "=" not in argv[i] else 1
+            if step in steps:
+                out += argv[i : i + width]
+            i += width
+            continue
+        out.append(argv[i])
+        i += 1
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    run_id = new_run_id()
+    worst = 0
+    for name, module in STEPS:
+        try:
+            args = module.parse_args(argv_for(name, argv))
+        except UsageError as exc:
+            print(f"logkeeper maintain ({name}): {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        print(f"logkeeper maintain: {name}", file=sys.stderr, flush=True)
+        try:
+            summary = dataclasses.replace(module.run(args), run_id=run_id)
+        except LogDirLockedError as exc:
+            print(f"logkeeper maintain: refused: {exc}", file=sys.stderr)
+            return EXIT_REFUSED
+        except stats.StatsValidationError as exc:
+            print(f"logkeeper maintain ({name}): {exc}", file=sys.stderr)
+            worst = max(worst, 1)
+            continue
+        if args.common.result_json is not None:
+            write_result_json(args.common.result_json.with_name(f"{name}-{args.common.result_json.name}"), summary)
+        write_maintenance_log(args.common.warehouse, summary)
+        failed = sum(1 for r in summary.rows if r.status in ("failed", "corrupt"))
+        print(f"logkeeper maintain: {name}: {len(summary.rows)} partitions, {failed} failed", file=sys.stderr)
+        worst = max(worst, summary.exit_code)
+    return worst
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
