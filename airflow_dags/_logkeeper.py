@@ -1,0 +1,33 @@
+"""Where the DAGs find logkeeper: the checkout, its log dirs and its Delta warehouse (from the environment).
+
+* `LOGKEEPER_HOME`: the logkeeper checkout (default: the parent of this folder); its
+  `spark-submit.sh` runs the jobs with the checkout's own virtualenv.
+* `LOGKEEPER_LOG_DIRS`: comma-separated Kafka log dirs to maintain.
+* `LOGKEEPER_WAREHOUSE`: the Delta warehouse (default: `$LOGKEEPER_HOME/warehouse`).
+* `LOGKEEPER_SPARK_MASTER`: the Spark master (default: spark-submit's, from conf/spark-defaults.conf).
+
+Only the standard library is imported here, so DAG files stay cheap to parse.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+
+
+def home() -> Path:
+    return Path(os.environ.get("LOGKEEPER_HOME", Path(__file__).resolve().parent.parent))
+
+
+def log_dirs() -> list[str]:
+    return [d.strip() for d in os.environ.get("LOGKEEPER_LOG_DIRS", "").split(",") if d.strip()]
+
+
+def submit(job: str, *args: str) -> str:
+    """The shell command that submits one logkeeper job through spark-submit.sh."""
+    warehouse = os.environ.get("LOGKEEPER_WAREHOUSE", str(home() / "warehouse"))
+    master = os.environ.get("LOGKEEPER_SPARK_MASTER")
+    spark = ["--master", master] if master else []
+    command = [str(home() / "spark-submit.sh"), *spark, job, "--warehouse", warehouse, *args]
+    return " ".join(shlex.quote(part) for part in command)

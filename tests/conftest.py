@@ -1,0 +1,9 @@
+"""Test-session setup shared by every test directory."""
+
+from __future__ import annotations
+
+import importlib.util
+
+# The DAG tests need Airflow, which lives in its own virtualenv (.venv-airflow): `./dev test` runs
+# them there. In the pipeline virtualenv they are not collected.
+collect_ignore = [] if importlib.util.find_spec("airflow") else ["airflow_dags"]
