@@ -277,35 +277,51 @@ class RecordBatch:
         return f"RecordBatch(position={self.position}, {self.header})"
 
 
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    """A zig-zag varint; one-byte values (most lengths and deltas) skip the general decoder."""
+    first = data[pos]
+    if first < 0x80:
+        return (first >> 1) ^ -(first & 1), pos + 1
+    return decode_varint(data, pos)
+
+
+def _varlong(data: bytes, pos: int) -> tuple[int, int]:
+    """A zig-zag varlong, with the same one-byte fast path."""
+    first = data[pos]
+    if first < 0x80:
+        return (first >> 1) ^ -(first & 1), pos + 1
+    return decode_varlong(data, pos)
+
+
 def _decode_record(data: bytes, pos: int, header: BatchHeader, log_append_time: bool) -> tuple[Record, int]:
-    length, pos = decode_varint(data, pos)
+    length, pos = _varint(data, pos)
     end = pos + length
     if length < 0 or end > len(data):
         raise CorruptRecordError(f"record of {length} bytes runs past the batch")
     pos += 1  # attributes, unused
-    timestamp_delta, pos = decode_varlong(data, pos)
-    offset_delta, pos = decode_varint(data, pos)
-    key_length, pos = decode_varint(data, pos)
+    timestamp_delta, pos = _varlong(data, pos)
+    offset_delta, pos = _varint(data, pos)
+    key_length, pos = _varint(data, pos)
     key = None
     if key_length >= 0:
         key = data[pos : pos + key_length]
         pos += key_length
-    value_length, pos = decode_varint(data, pos)
+    value_length, pos = _varint(data, pos)
     value = None
     if value_length >= 0:
         value = data[pos : pos + value_length]
         pos += value_length
-    header_count, pos = decode_varint(data, pos)
+    header_count, pos = _varint(data, pos)
     if header_count < 0 or header_count > end - pos:
         raise CorruptRecordError(f"invalid header count {header_count}")
     headers: list[Header] = []
     for _ in range(header_count):
-        key_size, pos = decode_varint(data, pos)
+        key_size, pos = _varint(data, pos)
         if key_size < 0:
             raise CorruptRecordError(f"negative header key length {key_size}")
         header_key = data[pos : pos + key_size].decode("utf-8")
         pos += key_size
-        value_size, pos = decode_varint(data, pos)
+        value_size, pos = _varint(data, pos)
         header_value = None
         if value_size >= 0:
             header_value = data[pos : pos + value_size]

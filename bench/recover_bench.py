@@ -1,0 +1,129 @@
+"""Recovery throughput on page-cached segments against the read+CRC limit and two peer readers.
+
+For each batch shape (uncompressed 200 B, 16 KiB and 1 MiB batches; zstd batches of 16 KiB of
+records) a ~64 MiB `.log` is written with storage_core's builder, read once into the page cache,
+then timed (best of --repeat):
+
+* limit: one read of the file plus crc32c over each batch's CRC range (the least any CRC-checking
+  recovery must do);
+* logkeeper scan: `scan_valid_prefix` (framing + CRC of every batch: what recovery validates);
+* logkeeper recover: `build_segment_indexes` (validation + Kafka's index rebuild, in memory);
+* kafka-python / aiokafka: `MemoryRecords` iteration with `validate_crc()` per batch.
+
+Run: `.venv/bin/python bench/recover_bench.py [--mib 64] [--repeat 3]`. Prints MB/s and ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from crc32c import crc32c
+
+from storage_core.fs import LocalFileSystem
+from storage_core.index.offset_index import OffsetIndex
+from storage_core.index.time_index import TimeIndex
+from storage_core.records.batch import Record, build_batch
+from storage_core.records.compression import CompressionType
+from storage_core.records.file_records import scan_valid_prefix
+from storage_core.segment import build_segment_indexes
+
+SHAPES = {
+    "200B": (1, 100, CompressionType.NONE),
+    "16KiB": (160, 100, CompressionType.NONE),
+    "1MiB": (10_000, 100, CompressionType.NONE),
+    "zstd-16KiB": (160, 100, CompressionType.ZSTD),
+}
+
+
+def build(path: Path, records_per_batch: int, value_size: int, codec: CompressionType, mib: int) -> int:
+    offset, written = 0, 0
+    value = (b"order status shipped customer amount EUR " * 10)[:value_size]
+    with path.open("wb") as out:
+        while written < mib * 1024 * 1024:
+            records = [
+                Record(offset + i, 1_700_000_000_000 + offset + i, None, value) for i in range(records_per_batch)
+            ]
+            data = build_batch(records, base_offset=offset, compression=codec)
+            out.write(data)
+            written += len(data)
+            offset += records_per_batch
+    return written
+
+
+def best(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+def limit(path: Path) -> None:
+    data = path.read_bytes()
+    view = memoryview(data)
+    position = 0
+    while position + 61 <= len(data):
+        size = int.from_bytes(data[position + 8 : position + 12], "big") + 12
+        crc32c(view[position + 21 : position + size])
+        position += size
+
+
+def ours_scan(path: Path) -> None:
+    scan_valid_prefix(path.read_bytes())
+
+
+def ours_recover(path: Path) -> None:
+    fs = LocalFileSystem()
+    build_segment_indexes(
+        path.read_bytes(),
+        offset_index=OffsetIndex.build_in_memory(path.with_suffix(".index"), 0, max_index_size=10 << 20, fs=fs),
+        time_index=TimeIndex.build_in_memory(path.with_suffix(".timeindex"), 0, max_index_size=10 << 20, fs=fs),
+        index_interval_bytes=4096,
+    )
+
+
+def peer(module: str):
+    def run(path: Path) -> None:
+        if module == "kafka-python":
+            from kafka.record.memory_records import MemoryRecords
+        else:
+            from aiokafka.record.memory_records import MemoryRecords
+        records = MemoryRecords(path.read_bytes())
+        while (batch := records.next_batch()) is not None:
+            batch.validate_crc()
+
+    return run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mib", type=int, default=64)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    contenders = {
+        "limit (read+crc32c)": limit,
+        "logkeeper scan": ours_scan,
+        "logkeeper recover": ours_recover,
+        "kafka-python": peer("kafka-python"),
+        "aiokafka": peer("aiokafka"),
+    }
+    with tempfile.TemporaryDirectory() as scratch:
+        print(f"{'shape':<12} " + " ".join(f"{name:>20}" for name in contenders) + "   (MB/s; ratio to limit)")
+        for shape, (per_batch, value_size, codec) in SHAPES.items():
+            path = Path(scratch) / f"{shape}.log"
+            size = build(path, per_batch, value_size, codec, args.mib)
+            path.read_bytes()  # into the page cache
+            rates = {
+                name: size / 1e6 / best(lambda fn=fn, path=path: fn(path), args.repeat)
+                for name, fn in contenders.items()
+            }
+            base = rates["limit (read+crc32c)"]
+            print(f"{shape:<12} " + " ".join(f"{rate:>11.0f} ({rate / base:>5.2f}x)" for rate in rates.values()))
+
+
+if __name__ == "__main__":
+    main()
