@@ -15,6 +15,7 @@ import dataclasses
 import json
 import os
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -301,15 +302,38 @@ def get_spark(master: str | None, app_name: str) -> SparkSession:
 
 
 def run_on_executors(spark: SparkSession, items: Sequence[T], fn: Callable[[T], R], *, description: str) -> list[R]:
-    """Run `fn` over `items` (already sorted largest first), one Spark task each."""
+    """Run `fn` over `items` (already sorted largest first), one Spark task each.
+
+    On a terminal a progress bar (tasks done / total, from Spark's status tracker) is drawn on stderr
+    while the job runs; executors print one line per partition as it finishes either way.
+    """
     if not items:
         return []
     sc = spark.sparkContext
     sc.setJobDescription(description)
+    done = threading.Event()
+    bar = threading.Thread(target=_draw_progress, args=(sc, len(items), description, done), daemon=True)
+    if sys.stderr.isatty():
+        bar.start()
     try:
         return sc.parallelize(list(items), numSlices=len(items)).map(fn).collect()
     finally:
+        done.set()
+        if bar.is_alive():
+            bar.join()
         sc.setJobDescription(None)
+
+
+def _draw_progress(sc: Any, total: int, description: str, done: threading.Event) -> None:
+    """Redraw `[####....] n/N description` until `done` is set."""
+    width = 30
+    while not done.wait(0.5):
+        tracker = sc.statusTracker()
+        stages = [tracker.getStageInfo(s) for s in tracker.getActiveStageIds()]
+        finished = sum(s.numCompletedTasks for s in stages if s is not None)
+        filled = width * min(finished, total) // total
+        print(f"\r[{'#' * filled}{'.' * (width - filled)}] {finished}/{total} {description}", end="", file=sys.stderr)
+    print("\r" + " " * (width + 40 + len(description)) + "\r", end="", file=sys.stderr)
 
 
 def write_result_json(path: Path, summary: JobSummary) -> None:
