@@ -238,8 +238,11 @@ class _Loader:
                     batch, psm=psm, epochs=self.epochs, txn_index=segment.txn_index
                 )
             )
-        except (InvalidOffsetError, CorruptIndexError, OSError) as exc:
+        except (InvalidOffsetError, CorruptIndexError) as exc:
             # Kafka: "Found invalid offset during recovery. Deleting the corrupt segment and creating an empty one".
+            # Kafka also does this on an IOException; we do not: an I/O error is the device failing, not
+            # the data, and emptying a segment for it would lose data (fault class F9). It propagates
+            # and the partition fails, so its log dir is not marked clean.
             truncated = segment.truncate_to(base_offset)
             reason = f"{reason}; invalid offsets ({exc}): segment emptied"
         segment.flush()

@@ -7,3 +7,12 @@ import importlib.util
 # The DAG tests need Airflow, which lives in its own virtualenv (.venv-airflow): `./dev test` runs
 # them there. In the pipeline virtualenv they are not collected.
 collect_ignore = [] if importlib.util.find_spec("airflow") else ["airflow_dags"]
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """Report how many fuzz cases the hypothesis campaign ran (tests/storage_core/test_fuzz.py)."""
+    import sys
+
+    fuzz = sys.modules.get("tests.storage_core.test_fuzz")
+    if fuzz is not None:
+        terminalreporter.write_line(f"fuzz cases run: {fuzz.CASES['count']}")

@@ -39,7 +39,7 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from storage_core.errors import CorruptRecordError
-from storage_core.records.compression import CODECS, CompressionType
+from storage_core.records.compression import CODECS, CompressionType, decompress
 from storage_core.records.control import ControlRecordType, EndTxnMarker, encode_control_key, parse_control_key
 from storage_core.records.crc import crc32c
 from storage_core.records.record import Header, Record, TimestampType
@@ -245,7 +245,7 @@ class RecordBatch:
         header = self.header
         body = memoryview(self._buffer)[self.position + RECORD_BATCH_OVERHEAD : self.position + self.size_in_bytes]
         codec = self.compression
-        data = bytes(body) if codec is CompressionType.NONE else CODECS[codec].decompress(body)
+        data = bytes(body) if codec is CompressionType.NONE else decompress(codec, body, position=self.position)
         if header.records_count < 0:
             raise CorruptRecordError(f"negative record count {header.records_count}", position=self.position)
         log_append_time = bool(header.attributes & TIMESTAMP_TYPE_MASK)

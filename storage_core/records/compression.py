@@ -20,6 +20,7 @@ from __future__ import annotations
 import enum
 import gzip
 import struct
+import zlib
 from typing import Protocol
 
 import cramjam
@@ -186,3 +187,28 @@ CODECS: dict[CompressionType, Codec] = {
     CompressionType.LZ4: _KafkaLz4(),
     CompressionType.ZSTD: _Zstd(),
 }
+
+
+# What the codec libraries raise for damaged input (gzip: BadGzipFile/EOFError/zlib.error, cramjam:
+# DecompressionError, lz4: LZ4BlockError and RuntimeError).
+_CODEC_ERRORS = (
+    OSError,
+    EOFError,
+    ValueError,
+    RuntimeError,
+    zlib.error,
+    cramjam.DecompressionError,
+    lz4.block.LZ4BlockError,
+)
+
+
+def decompress(
+    codec: CompressionType, data: bytes | memoryview, *, magic: int = 2, position: int | None = None
+) -> bytes:
+    """Decompress a records section; damaged input raises CorruptRecordError, never a codec's own error."""
+    try:
+        return CODECS[codec].decompress(data, magic=magic)
+    except CorruptRecordError:
+        raise
+    except _CODEC_ERRORS as exc:
+        raise CorruptRecordError(f"{codec.kafka_name} decompression failed: {exc}", position=position) from None

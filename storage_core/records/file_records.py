@@ -28,7 +28,8 @@ from storage_core.records.legacy import RECORD_OVERHEAD_V0, LegacyBatch
 
 HEADER_SIZE_UP_TO_MAGIC = 17
 LOG_OVERHEAD = 12
-_FRAME = struct.Struct(">qi4xbI")  # offset, size, (leader epoch / legacy crc), magic, v2 crc
+_FRAME = struct.Struct(">qi4xb")  # offset, size, (leader epoch / legacy crc), magic: HEADER_SIZE_UP_TO_MAGIC bytes
+_V2_CRC = struct.Struct(">I")
 _LAST_OFFSET_DELTA = struct.Struct(">i")
 _LEGACY_CRC = struct.Struct(">I")
 
@@ -45,7 +46,7 @@ def iterate_batches(buffer: Buffer, *, start: int = 0, end: int | None = None) -
     end = len(buffer) if end is None else min(end, len(buffer))
     position = start
     while position + HEADER_SIZE_UP_TO_MAGIC < end:
-        _, size, magic, _ = _FRAME.unpack_from(buffer, position)
+        _, size, magic = _FRAME.unpack_from(buffer, position)
         if size < RECORD_OVERHEAD_V0:
             raise CorruptRecordError(
                 f"record size {size} is smaller than the minimum record overhead", position=position
@@ -106,7 +107,7 @@ def scan_valid_prefix(buffer: Buffer, *, verify_crc: bool = True, check_offsets:
             if position < end:
                 reason = "truncated batch header"
             break
-        base_offset, size, magic, stored_crc = frame(buffer, position)
+        base_offset, size, magic = frame(buffer, position)
         if size < RECORD_OVERHEAD_V0:
             reason = f"batch size {size} below the minimum 14" + (" (zero-filled tail)" if size == 0 else "")
             break
@@ -118,6 +119,7 @@ def scan_valid_prefix(buffer: Buffer, *, verify_crc: bool = True, check_offsets:
             if size + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD:
                 reason = f"batch of {size + LOG_OVERHEAD} bytes is smaller than its header"
                 break
+            stored_crc = _V2_CRC.unpack_from(buffer, position + HEADER_SIZE_UP_TO_MAGIC)[0]
             if verify_crc and crc32c(view[position + ATTRIBUTES_POSITION : batch_end]) != stored_crc:
                 reason = "CRC mismatch"
                 break

@@ -20,7 +20,7 @@ import struct
 from collections.abc import Iterable
 
 from storage_core.errors import CorruptRecordError, UnsupportedFormatError
-from storage_core.records.compression import CODECS, CompressionType
+from storage_core.records.compression import CODECS, CompressionType, decompress
 from storage_core.records.crc import crc32
 from storage_core.records.record import Record, TimestampType
 
@@ -138,7 +138,7 @@ class LegacyBatch:
             return self._inner
         if value is None:
             raise CorruptRecordError("compressed legacy wrapper without a value", position=self.position)
-        inner_bytes = CODECS[self.compression].decompress(value, magic=self.magic)
+        inner_bytes = decompress(self.compression, value, magic=self.magic, position=self.position)
         inner = []
         pos = 0
         while pos + LOG_OVERHEAD <= len(inner_bytes):
