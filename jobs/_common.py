@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +29,8 @@ from storage_core.config import BrokerConfig, TopicOverrides, load_broker_config
 from storage_core.errors import InvalidConfigError, InvalidNameError, LogDirLockedError
 from storage_core.load_actions import LoadAction
 from storage_core.lock import LogDirLock, acquire_log_dir_lock
+from storage_core.log_dir import LogDirState, PartitionOutcome, close_log_dir
+from storage_core.names import TopicPartition
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -262,6 +264,52 @@ def discover_log_dirs(log_dirs: Sequence[Path]) -> tuple[list[PartitionDir], lis
                 found.append(part)
     found.sort(key=lambda p: -p.size_bytes)
     return found, rows
+
+
+def refused_unclean(part: PartitionDir) -> PartitionRow:
+    """The row of a partition whose log dir was not cleanly shut down (retention and compact refuse it)."""
+    return PartitionRow(
+        part.log_dir,
+        part.dir_name,
+        part.topic,
+        part.partition,
+        "failed",
+        part.size_bytes,
+        0,
+        error_type="UncleanLogDir",
+        error_message="log dir was not cleanly shut down: run `logkeeper recover` first",
+    )
+
+
+def close_log_dirs(
+    states: Mapping[Path, LogDirState], rows: Sequence[PartitionRow], *, require_clean: bool, offsets_unchanged: bool
+) -> None:
+    """Checkpoint every maintained log dir, and mark it clean if nothing in it failed.
+
+    Args:
+        states: what `open_log_dir` read, per log dir.
+        rows: every row of the run (partitions, skipped ones, and names that are not partitions).
+        require_clean: only dirs that had a clean shutdown were maintained (retention, compact).
+        offsets_unchanged: the job moved no log start or end offset (compact): keep those entries.
+    """
+    for log_dir, state in states.items():
+        if require_clean and not state.had_clean_shutdown:
+            continue
+        mine = [r for r in rows if r.log_dir == str(log_dir)]
+        outcomes = [
+            PartitionOutcome(
+                TopicPartition(r.topic, r.partition),
+                r.status != "failed",
+                r.log_start_offset,
+                r.log_end_offset,
+                r.first_segment_base_offset,
+                offsets_unchanged=offsets_unchanged,
+            )
+            for r in mine
+            if r.partition >= 0 and (offsets_unchanged or r.status != "skipped")
+        ]
+        unloadable = sum(1 for r in mine if r.partition < 0)
+        close_log_dir(state, outcomes, other_failures=unloadable)
 
 
 def new_run_id() -> str:

@@ -24,11 +24,11 @@ def arrow_schema(cls: type) -> pa.Schema:
     return pa.schema([pa.field(f.name, _ARROW[hints[f.name]], nullable=False) for f in dataclasses.fields(cls)])
 
 
-def spark_schema(cls: type) -> Any:
-    """The Spark StructType of the same dataclass (derived from its Arrow schema)."""
+def to_spark_schema(schema: pa.Schema) -> Any:
+    """The Spark StructType of an Arrow schema made here."""
     from pyspark.sql.pandas.types import from_arrow_schema
 
-    return from_arrow_schema(arrow_schema(cls))
+    return from_arrow_schema(schema)
 
 
 def to_arrow(rows: list[Any], cls: type) -> pa.Table:

@@ -22,6 +22,7 @@ from jobs._common import (
     PartitionDir,
     PartitionRow,
     UsageError,
+    close_log_dirs,
     common_args,
     discover_log_dirs,
     failed_row,
@@ -30,13 +31,14 @@ from jobs._common import (
     locked_log_dirs,
     new_run_id,
     progress_line,
+    refused_unclean,
     run_main,
     run_on_executors,
 )
 from storage_core.cleaner.compact import compact_partition
 from storage_core.config import LogConfig, effective_log_config
 from storage_core.errors import StorageError
-from storage_core.log_dir import PartitionOutcome, close_log_dir, open_log_dir, write_cleaner_offsets
+from storage_core.log_dir import open_log_dir, write_cleaner_offsets
 from storage_core.names import TopicPartition
 
 _NO_LIMIT = 2**63 - 1
@@ -167,19 +169,7 @@ def run(args: CompactArgs) -> JobSummary:
                     )
                 )
             elif not state.had_clean_shutdown:
-                rows.append(
-                    PartitionRow(
-                        part.log_dir,
-                        part.dir_name,
-                        part.topic,
-                        part.partition,
-                        "failed",
-                        part.size_bytes,
-                        0,
-                        error_type="UncleanLogDir",
-                        error_message="log dir was not cleanly shut down: run `logkeeper recover` first",
-                    )
-                )
+                rows.append(refused_unclean(part))
             else:
                 eligible.append((part, config))
         tasks = []
@@ -213,18 +203,7 @@ def run(args: CompactArgs) -> JobSummary:
                     TopicPartition(d.row.topic, d.row.partition): d.cleaner_offset for d in mine if d.row.status == "ok"
                 }
                 write_cleaner_offsets(state, updates, present)
-                failed = {(d.row.topic, d.row.partition) for d in mine if d.row.status == "failed"}
-                outcomes = [
-                    PartitionOutcome(
-                        TopicPartition(p.topic, p.partition),
-                        (p.topic, p.partition) not in failed,
-                        offsets_unchanged=True,
-                    )
-                    for p in found
-                    if p.log_dir == str(log_dir)
-                ]
-                unloadable = sum(1 for r in rows if r.log_dir == str(log_dir) and r.status == "failed")
-                close_log_dir(state, outcomes, other_failures=unloadable)
+            close_log_dirs(states, rows + [d.row for d in done], require_clean=True, offsets_unchanged=True)
     return JobSummary("compact", new_run_id(), common.dry_run, tuple(rows + [d.row for d in done]))
 
 

@@ -20,6 +20,7 @@ from jobs._common import (
     JobSummary,
     PartitionDir,
     PartitionRow,
+    close_log_dirs,
     common_args,
     discover_log_dirs,
     get_spark,
@@ -34,7 +35,7 @@ from storage_core.config import effective_log_config
 from storage_core.errors import StorageError
 from storage_core.load_actions import ActionKind
 from storage_core.loader import LoadOptions, load_partition
-from storage_core.log_dir import PartitionOutcome, close_log_dir, open_log_dir
+from storage_core.log_dir import open_log_dir
 from storage_core.names import TopicPartition
 from storage_core.partition_segments import SegmentSettings
 
@@ -128,20 +129,7 @@ def run(args: RecoverArgs) -> JobSummary:
         spark = get_spark(common.master, "logkeeper recover")
         rows = run_on_executors(spark, tasks, recover_partition, description=f"recover {len(tasks)} partitions")
         if not common.dry_run:
-            for log_dir, state in states.items():
-                outcomes = [
-                    PartitionOutcome(
-                        TopicPartition(r.topic, r.partition),
-                        r.status != "failed",
-                        r.log_start_offset,
-                        r.log_end_offset,
-                        r.first_segment_base_offset,
-                    )
-                    for r in rows
-                    if r.log_dir == str(log_dir)
-                ]
-                unloadable = sum(1 for r in skipped if r.log_dir == str(log_dir) and r.status == "failed")
-                close_log_dir(state, outcomes, other_failures=unloadable)
+            close_log_dirs(states, skipped + rows, require_clean=False, offsets_unchanged=False)
     return JobSummary("recover", run_id, common.dry_run, tuple(skipped + rows))
 
 

@@ -21,6 +21,7 @@ from jobs._common import (
     PartitionDir,
     PartitionRow,
     UsageError,
+    close_log_dirs,
     common_args,
     discover_log_dirs,
     failed_row,
@@ -29,12 +30,13 @@ from jobs._common import (
     locked_log_dirs,
     new_run_id,
     progress_line,
+    refused_unclean,
     run_main,
     run_on_executors,
 )
 from storage_core.config import LogConfig, effective_log_config
 from storage_core.errors import StorageError
-from storage_core.log_dir import PartitionOutcome, close_log_dir, open_log_dir
+from storage_core.log_dir import open_log_dir
 from storage_core.names import TopicPartition
 from storage_core.retention import apply_retention, plan_retention
 
@@ -125,19 +127,7 @@ def run(args: RetentionArgs) -> JobSummary:
             if states[Path(part.log_dir)].had_clean_shutdown:
                 eligible.append(part)
             else:
-                rows.append(
-                    PartitionRow(
-                        part.log_dir,
-                        part.dir_name,
-                        part.topic,
-                        part.partition,
-                        "failed",
-                        part.size_bytes,
-                        0,
-                        error_type="UncleanLogDir",
-                        error_message="log dir was not cleanly shut down: run `logkeeper recover` first",
-                    )
-                )
+                rows.append(refused_unclean(part))
         tasks = []
         for rank, part in enumerate(eligible, start=1):
             state = states[Path(part.log_dir)]
@@ -159,22 +149,7 @@ def run(args: RetentionArgs) -> JobSummary:
         spark = get_spark(common.master, "logkeeper retention")
         done = run_on_executors(spark, tasks, retain_partition, description=f"retention {len(tasks)} partitions")
         if not common.dry_run:
-            for log_dir, state in states.items():
-                if not state.had_clean_shutdown:
-                    continue
-                outcomes = [
-                    PartitionOutcome(
-                        TopicPartition(r.topic, r.partition),
-                        r.status == "ok",
-                        r.log_start_offset,
-                        r.log_end_offset,
-                        r.first_segment_base_offset,
-                    )
-                    for r in done
-                    if r.log_dir == str(log_dir)
-                ]
-                unloadable = sum(1 for r in rows if r.log_dir == str(log_dir) and r.status == "failed")
-                close_log_dir(state, outcomes, other_failures=unloadable)
+            close_log_dirs(states, rows + done, require_clean=True, offsets_unchanged=False)
     return JobSummary("retention", new_run_id(), common.dry_run, tuple(rows + done))
 
 

@@ -29,9 +29,9 @@ from jobs._common import (
 )
 from jobs._delta import SEGMENT_STATS, write_run
 from jobs._quality import validate_segment_stats
-from jobs._schema import spark_schema
+from jobs._schema import to_spark_schema
 from storage_core import names
-from udfs.segments import SegmentStatsRow, segment_stats_batches
+from udfs.segments import SEGMENT_STATS_SCHEMA, segment_stats_batches
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +69,7 @@ def run(args: StatsArgs) -> JobSummary:
             "run_id string, run_ts_ms long, log_dir string, dir_name string, topic string, partition long, "
             "base_offset long, is_active boolean",
         ).repartition(max(1, min(len(inputs), spark.sparkContext.defaultParallelism * 4)))
-        table = frame.mapInArrow(segment_stats_batches, spark_schema(SegmentStatsRow)).toArrow()
+        table = frame.mapInArrow(segment_stats_batches, to_spark_schema(SEGMENT_STATS_SCHEMA)).toArrow()
     started = time.monotonic()
     passed = validate_segment_stats(
         table.to_pandas(), result_path=common.warehouse / "_validations" / f"segment_stats-{run_id}.json"

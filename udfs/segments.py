@@ -1,8 +1,9 @@
 """Arrow UDF over segments: one `storage_core.segment_stats` call per segment row, on executors.
 
 Input rows: run_id, run_ts_ms, log_dir, dir_name, topic, partition, base_offset, is_active.
-Output rows: :class:`SegmentStatsRow` (the `segment_stats` table's schema). Used with
-`DataFrame.mapInArrow(segment_stats_batches, spark_schema(SegmentStatsRow))`.
+Output rows: the `segment_stats` table, :data:`SEGMENT_STATS_SCHEMA` = the run and partition
+(:class:`SegmentKey`) followed by :class:`storage_core.segment_stats.SegmentStats`. Used with
+`DataFrame.mapInArrow(segment_stats_batches, to_spark_schema(SEGMENT_STATS_SCHEMA))`.
 """
 
 from __future__ import annotations
@@ -15,43 +16,22 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from jobs._schema import to_arrow
+from jobs._schema import arrow_schema
 from storage_core.segment_stats import SegmentStats, segment_stats
 
 
 @dataclass(frozen=True, slots=True)
-class SegmentStatsRow:
-    """A row of the `segment_stats` Delta table."""
+class SegmentKey:
+    """Which run and which partition a segment_stats row belongs to."""
 
     run_id: str
     run_ts: datetime.datetime
     log_dir: str
     topic: str
     partition: int
-    base_offset: int
-    next_offset: int
-    is_active: bool
-    log_bytes: int
-    index_bytes: int
-    timeindex_bytes: int
-    txnindex_bytes: int
-    batch_count: int
-    record_count: int
-    control_batch_count: int
-    transactional_batch_count: int
-    none_batch_count: int
-    gzip_batch_count: int
-    snappy_batch_count: int
-    lz4_batch_count: int
-    zstd_batch_count: int
-    min_timestamp: int
-    max_timestamp: int
-    producer_id_count: int
-    keyed_record_count: int
-    tombstone_count: int
-    distinct_key_estimate: int
-    invalid_bytes: int
-    status: str
+
+
+SEGMENT_STATS_SCHEMA = pa.schema([*arrow_schema(SegmentKey), *arrow_schema(SegmentStats)])
 
 
 def segment_stats_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -59,17 +39,15 @@ def segment_stats_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Reco
     for batch in batches:
         rows = []
         for item in batch.to_pylist():
-            stats: SegmentStats = segment_stats(
+            key = SegmentKey(
+                run_id=item["run_id"],
+                run_ts=datetime.datetime.fromtimestamp(item["run_ts_ms"] / 1000, tz=datetime.UTC),
+                log_dir=item["log_dir"],
+                topic=item["topic"],
+                partition=item["partition"],
+            )
+            stats = segment_stats(
                 Path(item["log_dir"]) / item["dir_name"], item["base_offset"], is_active=item["is_active"]
             )
-            rows.append(
-                SegmentStatsRow(
-                    run_id=item["run_id"],
-                    run_ts=datetime.datetime.fromtimestamp(item["run_ts_ms"] / 1000, tz=datetime.UTC),
-                    log_dir=item["log_dir"],
-                    topic=item["topic"],
-                    partition=item["partition"],
-                    **dataclasses.asdict(stats),
-                )
-            )
-        yield from to_arrow(rows, SegmentStatsRow).to_batches()
+            rows.append({**dataclasses.asdict(key), **dataclasses.asdict(stats)})
+        yield from pa.Table.from_pylist(rows, schema=SEGMENT_STATS_SCHEMA).to_batches()
