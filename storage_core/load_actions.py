@@ -31,6 +31,7 @@ class ActionKind(enum.StrEnum):
     CORRUPTION_DETECTED = "corruption_detected"  # deep verify: bad batch below the recovery point, kept
     INDEX_MISMATCH = "index_mismatch"  # verify-only: index differs from a rebuild
     REBUILD_INDEX = "rebuild_index"  # index rewritten from the .log
+    SPLIT_SEGMENT = "split_segment"  # offsets overflowed the segment's relative range (KAFKA-6264)
     FUTURE_TIMESTAMP = "future_timestamp"  # retention: a segment's largest timestamp is after now (KIP-937)
 
 

@@ -36,13 +36,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from storage_core import names
-from storage_core.errors import CorruptIndexError, InvalidOffsetError, StorageError
+from storage_core.errors import CorruptIndexError, InvalidOffsetError, OffsetOverflowError, StorageError
 from storage_core.fs import FileSystem, default_fs
 from storage_core.leader_epoch import LeaderEpochCache, read_leader_epoch_checkpoint, write_leader_epoch_checkpoint
 from storage_core.load_actions import ActionKind, LoadAction
 from storage_core.partition_segments import PartitionSegments, SegmentSettings
 from storage_core.producer_rebuild import rebuild_producer_state, replay_recovered_batch
 from storage_core.producer_state import ProducerStateManager
+from storage_core.split import split_overflowed_segment
 from storage_core.temp_files import complete_swaps_and_remove_temp_files
 
 
@@ -140,10 +141,17 @@ class _Loader:
         options = self.options
         # Passes 1-4: temp files and interrupted swaps.
         self.actions += complete_swaps_and_remove_temp_files(self.dir, self.segments.view, fs=self.fs)
-        # Pass 5: load segment files.
-        self._load_segment_files()
-        # Pass 6: recover after an unclean shutdown.
-        log_end_offset = self._recover_log()
+        # Passes 5 and 6 (load segment files, recover after an unclean shutdown), retried after
+        # splitting a segment whose offsets overflow, as Kafka's retryOnOffsetOverflow does.
+        while True:
+            try:
+                self._load_segment_files()
+                log_end_offset = self._recover_log()
+                break
+            except OffsetOverflowError as exc:
+                if options.dry_run:
+                    raise
+                self._split(names.offset_from_file_name(exc.segment.name))
         # Leader epochs, log start offset, producer state.
         self.epochs.truncate_from_end(log_end_offset)
         first_base = self.segments.base_offsets()[0]  # there is always one: an empty log gets one
@@ -160,6 +168,25 @@ class _Loader:
             actions=tuple(self.actions),
             corruption_found=self.corruption_found,
         )
+
+    def _split(self, base_offset: int) -> None:
+        new_bases = split_overflowed_segment(
+            self.dir,
+            base_offset,
+            index_interval_bytes=self.options.settings.index_interval_bytes,
+            segment_index_bytes=self.options.settings.segment_index_bytes,
+            fs=self.fs,
+        )
+        self.actions.append(
+            LoadAction(
+                ActionKind.SPLIT_SEGMENT,
+                names.log_file(self.dir, base_offset).name,
+                base_offset,
+                0,
+                f"offsets overflow the segment's relative range: split at {new_bases}",
+            )
+        )
+        self.segments = PartitionSegments(self.dir, self.options.settings, dry_run=False, fs=self.fs)
 
     # -- pass 5 ---------------------------------------------------------------------------------
 
@@ -238,6 +265,9 @@ class _Loader:
                     batch, psm=psm, epochs=self.epochs, txn_index=segment.txn_index
                 )
             )
+        except OffsetOverflowError:
+            segment.close()
+            raise
         except (InvalidOffsetError, CorruptIndexError) as exc:
             # Kafka: "Found invalid offset during recovery. Deleting the corrupt segment and creating an empty one".
             # Kafka also does this on an IOException; we do not: an I/O error is the device failing, not
@@ -246,6 +276,7 @@ class _Loader:
             truncated = segment.truncate_to(base_offset)
             reason = f"{reason}; invalid offsets ({exc}): segment emptied"
         segment.flush()
+        segment.close()
         written = psm.take_snapshot()
         if written is not None:
             self.actions.append(

@@ -407,3 +407,46 @@ def test_crash_at_every_mutating_operation_then_reload_matches_an_uninterrupted_
             load(path, fs=FaultInjectingFileSystem(fail_at=n))
         load(path)
         assert dir_state(path) == expected, f"crash at operation {n}: {counting.operations[n - 1]}"
+
+
+def test_a_segment_whose_offsets_overflow_is_split(part: Path) -> None:
+    # testRecoveryOfSegmentWithOffsetOverflow (KAFKA-6264): offsets beyond base + 2^31 - 1.
+    high = 2**31 + 10
+    low_batches = [batch(o) for o in range(3)]
+    high_batches = [batch(o) for o in range(high, high + 3)]
+    write_segment(part, 0, low_batches + high_batches)
+    write_segment(part, high + 3, [batch(high + 3)])
+    before = records_in(part)
+    result = load(part)
+    assert records_in(part) == before
+    assert sorted(p.name for p in part.glob("*.log")) == [
+        names.log_file(part, 0).name,
+        names.log_file(part, high).name,
+        names.log_file(part, high + 3).name,
+    ]
+    assert [a.kind for a in result.actions].count(ActionKind.SPLIT_SEGMENT) == 1
+    assert result.log_end_offset == high + 4
+    assert not [p for p in part.iterdir() if p.name.endswith((".cleaned", ".swap", ".deleted"))]
+    assert all(a.kind != ActionKind.SPLIT_SEGMENT for a in load(part).actions)
+
+
+def test_a_crash_during_a_split_recovers_to_the_same_keys(tmp_path: Path) -> None:
+    # LogLoaderTest testRecoveryAfterCrashDuringSplitPhase1-5, for every operation of the split.
+    high = 2**31 + 10
+
+    def fresh(name: str) -> Path:
+        path = tmp_path / name / "t-0"
+        path.mkdir(parents=True)
+        write_segment(path, 0, [batch(o) for o in (0, 1, high, high + 1)])
+        return path
+
+    reference = fresh("reference")
+    counting = FaultInjectingFileSystem()
+    load(reference, fs=counting)
+    expected = dir_state(reference)
+    for n in range(1, len(counting.operations) + 1):
+        path = fresh(f"crash-{n}")
+        with pytest.raises(SimulatedCrash):
+            load(path, fs=FaultInjectingFileSystem(fail_at=n))
+        load(path)
+        assert dir_state(path) == expected, f"crash at {counting.operations[n - 1]}"
