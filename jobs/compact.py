@@ -67,11 +67,10 @@ class CompactTask:
 
 @dataclass(frozen=True, slots=True)
 class CompactRow:
-    """A partition's row plus the cleaner's stats lines and the new cleaner checkpoint offset."""
+    """A partition's row (the cleaner's stats lines are in its actions) and the new cleaner checkpoint offset."""
 
     row: PartitionRow
     cleaner_offset: int
-    stats_lines: tuple[str, ...]
 
 
 def parse_args(argv: list[str]) -> CompactArgs:
@@ -102,7 +101,7 @@ def compact_one(task: CompactTask) -> CompactRow:
     except (StorageError, OSError) as exc:
         row = failed_row(part, started, exc)
         print(progress_line(task.rank, task.total, row), file=sys.stderr, flush=True)
-        return CompactRow(row, task.cleaner_checkpoint or 0, ())
+        return CompactRow(row, task.cleaner_checkpoint or 0)
     plan = result.initial_plan
     actions = [
         ActionRow(
@@ -143,7 +142,7 @@ def compact_one(task: CompactTask) -> CompactRow:
     for line in lines:
         print(f"  {line}", file=sys.stderr)
     print(progress_line(task.rank, task.total, row), file=sys.stderr, flush=True)
-    return CompactRow(row, result.cleaner_offset, tuple(lines))
+    return CompactRow(row, result.cleaner_offset)
 
 
 def run(args: CompactArgs) -> JobSummary:

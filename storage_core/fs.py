@@ -122,10 +122,6 @@ class FileSystem(Protocol):
         """Delete a file; a missing file is not an error."""
         ...
 
-    def make_dir(self, path: Path) -> None:
-        """Create a directory (and its parents); an existing one is not an error."""
-        ...
-
     def list_dir(self, path: Path) -> list[str]:
         """The names in a directory, sorted."""
         ...
@@ -277,11 +273,6 @@ class LocalFileSystem:
             self._before("delete", path)
             os.unlink(path)
 
-    def make_dir(self, path: Path) -> None:
-        if not os.path.isdir(path):
-            self._before("mkdir", path)
-            os.makedirs(path, exist_ok=True)
-
     def list_dir(self, path: Path) -> list[str]:
         return sorted(os.listdir(path))
 
@@ -321,7 +312,7 @@ class LocalFileSystem:
 class FaultInjectingFileSystem(LocalFileSystem):
     """A real file system that fails at the n-th mutating operation (1-based).
 
-    Mutating operations are: create, write, truncate, fsync, fsync_dir, rename, delete, mkdir.
+    Mutating operations are: create, write, truncate, fsync, fsync_dir, rename, delete, utime.
     `operations` records every one that ran, so a test can first count the operations of an
     uninterrupted run and then crash at each of them in turn.
 

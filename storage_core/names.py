@@ -112,14 +112,6 @@ def log_base_offsets(file_names: Iterable[str]) -> list[int]:
     return sorted(offset_from_file_name(n) for n in file_names if n.endswith(LOG_SUFFIX) and is_segment_file_name(n))
 
 
-def strip_lifecycle_suffix(name: str) -> tuple[str, str]:
-    """Split `x.log.swap` into (`x.log`, `.swap`); names without a lifecycle suffix get `""`."""
-    for suffix in (CLEANED_SUFFIX, SWAP_SUFFIX, DELETED_SUFFIX):
-        if name.endswith(suffix):
-            return name[: -len(suffix)], suffix
-    return name, ""
-
-
 class DirKind(enum.Enum):
     """What a partition directory's name says about the replica."""
 
@@ -152,7 +144,6 @@ _SUFFIXED = {
     kind: re.compile(r"^(\S+)-(\S+)\.(\S+)" + re.escape(kind.value) + "$")
     for kind in (DirKind.DELETE, DirKind.FUTURE, DirKind.STRAY)
 }
-_TOPIC_CHARS = re.compile(r"[a-zA-Z0-9._-]+")
 _INT32_MAX = 2**31 - 1
 
 
@@ -182,13 +173,6 @@ def parse_partition_dir_name(name: str) -> PartitionDirName:
     if not -(2**31) <= partition <= _INT32_MAX:
         raise InvalidNameError("partition number does not fit int32", name=name)
     return PartitionDirName(TopicPartition(topic, partition), kind)
-
-
-def partition_dir_name(topic_partition: TopicPartition) -> str:
-    """`<topic>-<partition>` for a live replica (`LocalLog.logDirName`)."""
-    if _TOPIC_CHARS.fullmatch(topic_partition.topic) is None or topic_partition.topic in (".", ".."):
-        raise InvalidNameError("topic name has characters Kafka does not allow", name=topic_partition.topic)
-    return str(topic_partition)
 
 
 def is_partition_dir_candidate(name: str) -> bool:

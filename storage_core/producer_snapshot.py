@@ -21,8 +21,7 @@ import struct
 from dataclasses import astuple, dataclass
 from pathlib import Path
 
-from storage_core import names
-from storage_core.errors import CorruptSnapshotError, InvalidNameError
+from storage_core.errors import CorruptSnapshotError
 from storage_core.fs import FileSystem, default_fs
 from storage_core.records.crc import crc32c
 
@@ -76,16 +75,3 @@ def read_snapshot(path: Path, *, fs: FileSystem | None = None) -> list[ProducerS
 
 def write_snapshot(path: Path, entries: list[ProducerSnapshotEntry], *, fs: FileSystem | None = None) -> None:
     (fs or default_fs()).write_atomic(Path(path), encode_snapshot(entries))
-
-
-def list_snapshot_offsets(dir_path: Path, *, fs: FileSystem | None = None) -> list[int]:
-    """Offsets of the `<offset>.snapshot` files in a directory (not `.deleted` ones), ascending."""
-    fs = fs or default_fs()
-    offsets = []
-    for name in fs.list_dir(dir_path):
-        if name.endswith(names.SNAPSHOT_SUFFIX):
-            try:
-                offsets.append(names.offset_from_file_name(name))
-            except InvalidNameError:
-                continue
-    return sorted(offsets)

@@ -269,10 +269,6 @@ class ProducerStateManager:
         self._last_snap_offset = 0
         self.map_end_offset = offset
 
-    def delete_snapshots_before(self, offset: int) -> None:
-        for snapshot in [s for s in self.snapshots if s < offset]:
-            self._delete_snapshot(snapshot)
-
     @property
     def is_empty(self) -> bool:
         return not self.producers

@@ -73,7 +73,3 @@ class OffsetMap:
     @property
     def utilization(self) -> float:
         return self.entries / self.slots
-
-    @property
-    def bytes_per_entry(self) -> int:
-        return ENTRY_SIZE

@@ -199,14 +199,6 @@ class SparseIndex:
     def trim_to_valid_size(self) -> None:
         self.resize(self._entries * self.ENTRY.size)
 
-    def reset(self) -> None:
-        """Drop every entry and preallocate again (`AbstractIndex.reset`)."""
-        self._truncate_to_entries(0)
-        handle = self._writable()
-        handle.truncate(0)
-        self._length = 0
-        self.resize(self.max_index_size)
-
     def flush(self) -> None:
         if self._handle is not None:
             self._handle.fsync()

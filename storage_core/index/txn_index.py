@@ -121,12 +121,6 @@ class TransactionIndex:
             if not self._in_memory:
                 self._writable().truncate(keep * ENTRY_SIZE)
 
-    def reset(self) -> None:
-        """Empty the index (the file is truncated to 0 bytes when it exists)."""
-        self._entries.clear()
-        if self._handle is not None or self._fs.exists(self.path):
-            self._writable().truncate(0)
-
     def sanity_check(self) -> None:
         """Raises CorruptIndexError if an entry's last offset is below the base offset."""
         for entry in self._entries:

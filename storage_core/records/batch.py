@@ -68,7 +68,6 @@ RECORD_BATCH_OVERHEAD = HEADER.size  # 61
 LOG_OVERHEAD = FIELD_POSITION["partition_leader_epoch"]  # 12: offset + length
 CRC_POSITION = FIELD_POSITION["crc"]  # 17
 ATTRIBUTES_POSITION = FIELD_POSITION["attributes"]  # 21: the CRC covers from here on
-MAGIC_POSITION = FIELD_POSITION["magic"]  # 16, the same for every magic
 
 COMPRESSION_MASK = 0x07
 TIMESTAMP_TYPE_MASK = 0x08
