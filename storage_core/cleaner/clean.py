@@ -135,12 +135,13 @@ def build_offset_map(
             elif isinstance(batch, RecordBatch) and tracker.on_batch_read(batch):
                 stats.map_messages_read += batch.records_count
             else:
-                for record in batch.records():
+                pairs = batch.keys() if isinstance(batch, RecordBatch) else ((r.offset, r.key) for r in batch.records())
+                for offset, key in pairs:
                     stats.map_messages_read += 1
-                    if record.key is not None and record.offset >= start:
+                    if key is not None and offset >= start:
                         if offset_map.entries >= max_desired:
                             return offset_map.latest_offset + 1
-                        offset_map.put(record.key, record.offset)
+                        offset_map.put(key, offset)
             if batch.last_offset >= start:
                 offset_map.latest_offset = batch.last_offset
         offset_map.latest_offset = next_start - 1

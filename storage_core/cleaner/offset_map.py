@@ -15,7 +15,6 @@ ENTRY_SIZE = 24
 HASH_SIZE = 16
 _OFFSET = struct.Struct(">q")
 _PROBE = struct.Struct(">i")
-_EMPTY = bytes(ENTRY_SIZE)
 
 
 class OffsetMap:
@@ -34,18 +33,20 @@ class OffsetMap:
         self.latest_offset = -1
 
     def _slot(self, digest: bytes, attempt: int) -> int:
-        start = min(attempt, HASH_SIZE - 4)
-        probe = _PROBE.unpack_from(digest, start)[0] + max(0, attempt - (HASH_SIZE - 4))
+        if attempt < HASH_SIZE - 4:
+            probe = int.from_bytes(digest[attempt : attempt + 4], "big", signed=True)
+        else:
+            probe = _PROBE.unpack_from(digest, HASH_SIZE - 4)[0] + attempt - (HASH_SIZE - 4)
         return (abs(probe) % self.slots) * ENTRY_SIZE
 
     def _find(self, digest: bytes) -> tuple[int, bool]:
+        buf = self._buf
         attempt = 0
         while True:
             position = self._slot(digest, attempt)
-            stored = self._buf[position : position + HASH_SIZE]
-            if stored == digest:
+            if buf[position : position + HASH_SIZE] == digest:
                 return position, True
-            if self._buf[position : position + ENTRY_SIZE] == _EMPTY:
+            if not any(buf[position : position + ENTRY_SIZE]):
                 return position, False
             attempt += 1
 

@@ -35,7 +35,7 @@ the CRC matches; records are not checked by the CRC test (Kafka does not decompr
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from storage_core.errors import CorruptRecordError
@@ -263,6 +263,28 @@ class RecordBatch:
             )
         return records
 
+    def keys(self) -> Iterator[tuple[int, bytes | None]]:
+        """(offset, key) of every record, decoding nothing else: what the cleaner's map phase reads.
+
+        Framing is not fully checked here (`records()` does that when the batch is cleaned).
+        """
+        header = self.header
+        body = memoryview(self._buffer)[self.position + RECORD_BATCH_OVERHEAD : self.position + self.size_in_bytes]
+        codec = self.compression
+        data = bytes(body) if codec is CompressionType.NONE else decompress(codec, body, position=self.position)
+        pos = 0
+        try:
+            for _ in range(max(header.records_count, 0)):
+                length, pos = _varint(data, pos)
+                end = pos + length
+                _, field = _varlong(data, pos + 1)  # attributes, then timestamp delta
+                offset_delta, field = _varint(data, field)
+                key_length, field = _varint(data, field)
+                yield header.base_offset + offset_delta, data[field : field + key_length] if key_length >= 0 else None
+                pos = end
+        except IndexError:
+            raise CorruptRecordError("record runs past the batch", position=self.position) from None
+
     def control_type(self) -> int | None:
         """The control type code of a control batch's record, None for data or empty batches."""
         if not self.is_control:
@@ -277,10 +299,14 @@ class RecordBatch:
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    """A zig-zag varint; one-byte values (most lengths and deltas) skip the general decoder."""
+    """A zig-zag varint; one- and two-byte values (most lengths and deltas) skip the general decoder."""
     first = data[pos]
     if first < 0x80:
         return (first >> 1) ^ -(first & 1), pos + 1
+    second = data[pos + 1]
+    if second < 0x80:
+        z = (first & 0x7F) | (second << 7)
+        return (z >> 1) ^ -(z & 1), pos + 2
     return decode_varint(data, pos)
 
 
