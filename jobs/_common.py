@@ -325,18 +325,18 @@ def progress_line(rank: int, total: int, row: PartitionRow) -> str:
 def get_spark(master: str | None, app_name: str) -> SparkSession:
     """The SparkSession (reused if one exists), with the UI off unless configured.
 
-    `master` None keeps the master spark-submit gave (`spark.master`), else runs `local[*]`.
+    `master` None keeps the master spark-submit gave (`--master`, conf/spark-defaults.conf), and
+    outside spark-submit runs `local[*]`.
     """
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     # Executors must run the interpreter that has storage_core's dependencies.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark import SparkConf
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder
     if master is not None:
         builder = builder.master(master)
-    elif not SparkConf().contains("spark.master"):
+    elif "PYSPARK_GATEWAY_PORT" not in os.environ:  # not launched by spark-submit, which sets the master
         builder = builder.master("local[*]")
     return (
         builder.appName(app_name)
