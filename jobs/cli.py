@@ -1,4 +1,4 @@
-"""The `logkeeper` command: one entry point, one subcommand per job.
+"""The `logkeeper` command: one entry point, one subcommand per job (`python -m jobs` is the same).
 
 Job modules are imported only when their subcommand runs, so `logkeeper dump` never imports
 pyspark (and never starts a JVM). Every job follows the same conventions: exit 0 ok, 1 some
@@ -9,45 +9,64 @@ An unexpected error prints one line (set LOGKEEPER_DEBUG=1 for the traceback) an
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import sys
 import traceback
 
+EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
+
 SUBCOMMANDS = {
-    "dump": ("jobs.dump", "dump Kafka log, index, snapshot and checkpoint files (kafka-dump-log.sh)"),
     "recover": ("jobs.recover", "recover log dirs after an unclean shutdown, as Kafka's LogLoader"),
     "rebuild-indexes": ("jobs.rebuild_indexes", "verify or rebuild offset, time and txn indexes"),
-    "compact": ("jobs.compact", "compact topics with cleanup.policy=compact, as Kafka's log cleaner"),
-    "maintain": ("jobs.maintain", "recover, then retention, compact and stats, in one run"),
-    "stats": ("jobs.stats", "write per-segment statistics to the Delta table segment_stats"),
-    "audit": ("jobs.audit", "run an audit query (conf/audit/*.sql) over the Delta tables"),
     "retention": ("jobs.retention", "delete segments by time, size and log start offset, as Kafka's retention"),
+    "compact": ("jobs.compact", "compact topics with cleanup.policy=compact, as Kafka's log cleaner"),
+    "stats": ("jobs.stats", "write per-segment statistics to the Delta table segment_stats"),
+    "maintain": ("jobs.maintain", "recover, then retention, compact and stats, in one run"),
+    "audit": ("jobs.audit", "run an audit query (conf/audit/*.sql) over the Delta tables"),
+    "dump": ("jobs.dump", "dump Kafka log, index, snapshot and checkpoint files (kafka-dump-log.sh); no Spark"),
 }
 
-USAGE = "usage: logkeeper <subcommand> [options]\n\nsubcommands:\n" + "".join(
-    f"  {name:<16} {help_text}\n" for name, (_, help_text) in SUBCOMMANDS.items()
+USAGE = (
+    "usage: logkeeper <subcommand> [options]    (logkeeper <subcommand> --help for its options)\n\n"
+    "subcommands:\n" + "".join(f"  {name:<16} {help_text}\n" for name, (_, help_text) in SUBCOMMANDS.items())
 )
 
 
+def _fail(name: str, exc: BaseException) -> int:
+    """One line for an unexpected error (the first line of its message), or the traceback when debugging."""
+    if os.environ.get("LOGKEEPER_DEBUG") == "1":
+        traceback.print_exception(exc)
+    lines = str(exc).strip().splitlines()
+    detail = f": {lines[0]}" if lines else ""
+    print(f"logkeeper {name}: {type(exc).__name__}{detail}", file=sys.stderr)
+    return EXIT_FAILED
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run `logkeeper <subcommand> [options]` and return its exit code."""
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help"):
-        print(USAGE, end="")
-        return 0 if argv else 2
+        print(USAGE, end="", file=sys.stdout if argv else sys.stderr)
+        return 0 if argv else EXIT_USAGE
     name, rest = argv[0], argv[1:]
     if name not in SUBCOMMANDS:
         print(f"logkeeper: unknown subcommand {name!r}\n{USAGE}", end="", file=sys.stderr)
-        return 2
-    module = importlib.import_module(SUBCOMMANDS[name][0])
+        return EXIT_USAGE
+    module_name = SUBCOMMANDS[name][0]
+    if importlib.util.find_spec(module_name) is None:
+        print(f"logkeeper: {name} is not implemented yet", file=sys.stderr)
+        return EXIT_USAGE
     try:
+        module = importlib.import_module(module_name)
         return int(module.main(rest))
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 2
+    except SystemExit as exc:  # argparse's --help (0) or a job's own exit
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_USAGE)
+    except KeyboardInterrupt:
+        print(f"logkeeper {name}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except Exception as exc:
-        if os.environ.get("LOGKEEPER_DEBUG"):
-            traceback.print_exc()
-        print(f"logkeeper {name}: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
+        return _fail(name, exc)
 
 
 if __name__ == "__main__":

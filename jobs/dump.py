@@ -1,46 +1,95 @@
 """`logkeeper dump`: Kafka's kafka-dump-log.sh over storage_core. Needs no Spark (no JVM starts).
 
+    logkeeper dump --files F[,F...] [--print-data-log] [--deep-iteration] [--verify-index-only]
+                   [--index-sanity-check] [--max-message-size N] [--max-bytes N]
+                   [--skip-record-metadata] [--json]
+
 Exit 0 after dumping every file; exit 2 with a one-line error for bad flags or a missing or
-unreadable file.
+unreadable file (checked before anything is printed).
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 from pathlib import Path
 
-from storage_core.dump import DumpOptions, dump_file, render_json, render_text
-from storage_core.errors import StorageError
+from storage_core.dump import DumpOptions, dump_files, render_json, render_text
+from storage_core.dump.options import MAX_BYTES_DEFAULT, MAX_MESSAGE_SIZE_DEFAULT
+
+PROG = "logkeeper dump"
+
+
+class UsageError(Exception):
+    """Bad flags: reported in one line, exit 2."""
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        print(f"logkeeper dump: {message}", file=sys.stderr)
-        raise SystemExit(2)
+        raise UsageError(message)
+
+
+def _size(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 0 <= value <= MAX_BYTES_DEFAULT:
+        raise argparse.ArgumentTypeError(f"must be between 0 and {MAX_BYTES_DEFAULT}: {text}")
+    return value
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = _Parser(prog="logkeeper dump", description="Dump Kafka log, index, snapshot and checkpoint files.")
-    parser.add_argument("--files", required=True, help="comma-separated files to dump")
+    """The parsed flags (Kafka's names and defaults).
+
+    Raises:
+        UsageError: unknown or malformed flags.
+    """
+    parser = _Parser(prog=PROG, description="Dump Kafka log, index, snapshot and checkpoint files (kafka-dump-log.sh).")
+    parser.add_argument("--files", required=True, help="REQUIRED: comma-separated files to dump")
     parser.add_argument("--print-data-log", action="store_true", help="print record keys and payloads")
-    parser.add_argument("--deep-iteration", action="store_true", help="print every record")
-    parser.add_argument("--verify-index-only", action="store_true", help="check indexes against the log")
-    parser.add_argument("--index-sanity-check", action="store_true", help="run Kafka's index sanity check only")
-    parser.add_argument("--skip-record-metadata", action="store_true", help="print only keys and payloads")
-    parser.add_argument("--max-bytes", type=int, default=None, help="read at most this many bytes of a .log")
-    parser.add_argument("--max-message-size", type=int, default=5 * 1024 * 1024, help="accepted for compatibility")
-    parser.add_argument("--json", action="store_true", help="one JSON object per line")
+    parser.add_argument("--deep-iteration", action="store_true", help="print every record (implied by print-data-log)")
+    parser.add_argument("--verify-index-only", action="store_true", help="verify indexes, print only errors")
+    parser.add_argument("--index-sanity-check", action="store_true", help="only run the broker's index sanity check")
+    parser.add_argument(
+        "--max-message-size", type=_size, default=MAX_MESSAGE_SIZE_DEFAULT, help="bytes read per .index entry"
+    )
+    parser.add_argument("--max-bytes", type=_size, default=MAX_BYTES_DEFAULT, help="read at most this much of a .log")
+    parser.add_argument("--skip-record-metadata", action="store_true", help="leave record metadata out")
+    parser.add_argument("--json", action="store_true", help="one JSON object per line, same field names")
     return parser.parse_args(argv)
 
 
+def _unreadable(path: Path) -> str | None:
+    """Why `path` cannot be dumped, or None."""
+    if not path.exists():
+        return "no such file"
+    if not path.is_file():
+        return "not a regular file"
+    if not os.access(path, os.R_OK):
+        return "permission denied"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
-    files = [Path(f) for f in args.files.split(",") if f]
-    for path in files:
-        if not path.is_file():
-            print(f"logkeeper dump: cannot read {path}: no such file", file=sys.stderr)
+    """Run the command; returns the exit code."""
+    try:
+        args = parse_args(sys.argv[1:] if argv is None else argv)
+    except UsageError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+    except SystemExit as exc:  # --help
+        return exc.code if isinstance(exc.code, int) else 0
+    files = [name for name in args.files.split(",") if name]
+    if not files:
+        print(f"{PROG}: --files names no file", file=sys.stderr)
+        return 2
+    for name in files:
+        problem = _unreadable(Path(name))
+        if problem is not None:
+            print(f"{PROG}: cannot read {name}: {problem}", file=sys.stderr)
             return 2
     options = DumpOptions(
         print_data_log=args.print_data_log,
@@ -48,19 +97,22 @@ def main(argv: list[str] | None = None) -> int:
         verify_index_only=args.verify_index_only,
         index_sanity_check=args.index_sanity_check,
         skip_record_metadata=args.skip_record_metadata,
+        max_message_size=args.max_message_size,
         max_bytes=args.max_bytes,
     )
     render = render_json if args.json else render_text
-    for path in files:
-        try:
-            for line in dump_file(path, options):
-                print(render(line), file=sys.stderr if line.stderr else sys.stdout)
-        except BrokenPipeError:  # the reader went away (`| head`): stop quietly
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the interpreter's flush at exit
-            return 0
-        except (StorageError, OSError) as exc:
-            print(f"logkeeper dump: {path}: {exc}", file=sys.stderr)
-            return 2
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="replace")  # a payload that the terminal's encoding cannot show
+    try:
+        for line in dump_files(files, options):
+            print(render(line), file=sys.stderr if line.stderr else sys.stdout)
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (`| head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except OSError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -1,73 +1,115 @@
-"""Kafka's log configuration: topic-level keys, their broker synonyms and defaults (kafka-format.md §13).
+"""Kafka's log configuration: topic-level keys, their broker synonyms and defaults (kafka-format.md §13,
+kafka-maintenance.md §1.7).
 
-`LogConfig` holds the topic-level settings maintenance uses, under Kafka's names mapped to
-snake_case. Broker defaults come from a real `server.properties` (`log.retention.hours`, ...,
-with Kafka's precedence ms > minutes > hours); per-topic overrides from a TOML file
-(`[topics."name"]` tables with topic-level keys). Unknown keys in the namespaces we interpret
-(`log.*` on the broker, every key of a topic table) and bad values are rejected with
-:class:`InvalidConfigError`; other broker keys (listeners, node.id, ...) are a broker's business and
-are ignored.
+Mirrors `LogConfig.java` (topic keys, defaults, validators), `ServerTopicConfigSynonyms.java`
+(which broker key stands for which topic key, in precedence order, with unit conversions) and
+`ServerLogConfigs.java`/`CleanerConfig.java` (broker-only settings).
+
+Where a setting comes from, for one topic (:func:`effective_log_config`):
+
+    Kafka's default (the `LogConfig` field defaults; conf/defaults.properties lists the same values)
+    < the broker's server.properties (`--server-properties`: `log.retention.hours`, ...)
+    < what the broker sets when it creates an internal topic (`__consumer_offsets`,
+      `__transaction_state`: cleanup.policy=compact, segment.bytes from `offsets.topic.segment.bytes`
+      / `transaction.state.log.segment.bytes`)
+    < the topic's overrides (`--topic-config` TOML: `[topics."name"]` tables with topic-level keys)
+
+Kafka stores a topic's own overrides in the cluster metadata, which an offline tool cannot read: an
+operator who altered a topic (`kafka-configs --alter`) mirrors that in the TOML file. The internal
+topics' creation-time settings are applied here because Kafka always sets them at creation.
+
+Broker synonyms, highest precedence first (`ServerTopicConfigSynonyms.ALL_TOPIC_CONFIG_SYNONYMS`):
+`log.retention.ms` > `log.retention.minutes` > `log.retention.hours`; `log.roll.ms` > `log.roll.hours`;
+`log.roll.jitter.ms` > `log.roll.jitter.hours`. A negative broker retention means unlimited (-1), as
+`KafkaConfig.logRetentionTimeMillis`.
+
+Validation follows Kafka's `ConfigDef`: an unknown key (likely a typo) or a bad value raises
+:class:`InvalidConfigError` naming the key (and the closest known key). A server.properties holds
+many broker keys maintenance never reads (listeners, node.id, ssl.*, ...): real Kafka broker keys
+are accepted and ignored; unknown keys are rejected.
 """
 
 from __future__ import annotations
 
 import difflib
+import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from storage_core.config_names import FREE_FORM_BROKER_PREFIXES, OTHER_BROKER_KEYS, OTHER_TOPIC_KEYS
 from storage_core.errors import InvalidConfigError
 from storage_core.fs import FileSystem, default_fs
 from storage_core.java_properties import parse_java_properties
 
+_INT32_MAX = 2**31 - 1
+_INT64_MAX = 2**63 - 1
 _HOUR_MS = 3_600_000
 _MINUTE_MS = 60_000
 
+Parser = Callable[[str, object], object]
+_INTEGER = re.compile(r"[+-]?\d+")
 
-def _int(key: str, text: str, *, minimum: int | None = None) -> int:
+
+def _integer(minimum: int, maximum: int = _INT64_MAX) -> Parser:
+    """A ConfigDef INT (maximum 2**31-1) or LONG with `Range.atLeast(minimum)`."""
+
+    def parse(key: str, raw: object) -> int:
+        text = str(raw).strip()
+        if isinstance(raw, bool) or not _INTEGER.fullmatch(text):
+            raise InvalidConfigError("not an integer", key=key, value=raw)
+        value = int(text)
+        if not minimum <= value <= maximum:
+            raise InvalidConfigError(f"must be between {minimum} and {maximum}", key=key, value=raw)
+        return value
+
+    return parse
+
+
+def _ratio(key: str, raw: object) -> float:
     try:
-        value = int(str(text).strip())
+        value = float(str(raw).strip()) if not isinstance(raw, bool) else None
     except ValueError:
-        raise InvalidConfigError("not an integer", key=key, value=text) from None
-    if minimum is not None and value < minimum:
-        raise InvalidConfigError(f"must be at least {minimum}", key=key, value=text)
+        value = None
+    if value is None or not 0.0 <= value <= 1.0:
+        raise InvalidConfigError("must be a number between 0 and 1", key=key, value=raw)
     return value
 
 
-def _policy(key: str, text: object) -> frozenset[str]:
-    items = text if isinstance(text, list) else str(text).split(",")
+def _boolean(key: str, raw: object) -> bool:
+    text = str(raw).strip().lower()
+    if text not in ("true", "false"):
+        raise InvalidConfigError("must be true or false", key=key, value=raw)
+    return text == "true"
+
+
+def _choice(*allowed: str) -> Parser:
+    def parse(key: str, raw: object) -> str:
+        text = str(raw).strip()
+        if text not in allowed:
+            raise InvalidConfigError(f"must be one of {', '.join(allowed)}", key=key, value=raw)
+        return text
+
+    return parse
+
+
+def _cleanup_policy(key: str, raw: object) -> frozenset[str]:
+    """A comma-separated string (Kafka's LIST type) or a TOML list of `delete` and `compact`."""
+    items = raw if isinstance(raw, list) else str(raw).split(",")
     policy = frozenset(str(item).strip() for item in items if str(item).strip())
     if not policy or not policy <= {"delete", "compact"}:
-        raise InvalidConfigError("must be delete, compact or both", key=key, value=text)
+        raise InvalidConfigError("must be delete, compact or both (compact,delete)", key=key, value=raw)
     return policy
-
-
-def _ratio(key: str, text: object) -> float:
-    try:
-        value = float(str(text))
-    except ValueError:
-        raise InvalidConfigError("not a number", key=key, value=text) from None
-    if not 0 <= value <= 1:
-        raise InvalidConfigError("must be between 0 and 1", key=key, value=text)
-    return value
-
-
-def _bool(key: str, text: object) -> bool:
-    if str(text).strip().lower() not in ("true", "false"):
-        raise InvalidConfigError("must be true or false", key=key, value=text)
-    return str(text).strip().lower() == "true"
-
-
-def _timestamp_type(key: str, text: object) -> str:
-    if str(text) not in ("CreateTime", "LogAppendTime"):
-        raise InvalidConfigError("must be CreateTime or LogAppendTime", key=key, value=text)
-    return str(text)
 
 
 @dataclass(frozen=True, slots=True)
 class LogConfig:
-    """Topic-level log settings (Kafka defaults)."""
+    """Topic-level log settings, Kafka's defaults (`LogConfig.java`); one field per Kafka key.
+
+    Attributes mirror `segment.bytes`, `segment.ms`, ... (dots become underscores);
+    `cleanup_policy` is the set of `delete`/`compact`.
+    """
 
     segment_bytes: int = 1_073_741_824
     segment_ms: int = 604_800_000
@@ -76,178 +118,199 @@ class LogConfig:
     index_interval_bytes: int = 4096
     retention_ms: int = 604_800_000
     retention_bytes: int = -1
-    cleanup_policy: frozenset[str] = field(default_factory=lambda: frozenset({"delete"}))
+    cleanup_policy: frozenset[str] = frozenset({"delete"})
     delete_retention_ms: int = 86_400_000
     min_compaction_lag_ms: int = 0
-    max_compaction_lag_ms: int = 9_223_372_036_854_775_807
+    max_compaction_lag_ms: int = _INT64_MAX
     min_cleanable_dirty_ratio: float = 0.5
     file_delete_delay_ms: int = 60_000
     preallocate: bool = False
     max_message_bytes: int = 1_048_588
     message_timestamp_type: str = "CreateTime"
+    compression_type: str = "producer"
 
     @property
     def compact(self) -> bool:
+        """`cleanup.policy` contains `compact` (the log cleaner works on this topic)."""
         return "compact" in self.cleanup_policy
 
     @property
     def delete(self) -> bool:
+        """`cleanup.policy` contains `delete` (time and size retention apply)."""
         return "delete" in self.cleanup_policy
 
 
-# topic-level key -> (LogConfig field, parser, broker synonym)
-_TOPIC_KEYS: dict[str, tuple[str, Callable[[str, object], object], str]] = {
-    "segment.bytes": ("segment_bytes", lambda k, v: _int(k, v, minimum=14), "log.segment.bytes"),
-    "segment.ms": ("segment_ms", lambda k, v: _int(k, v, minimum=1), "log.roll.ms"),
-    "segment.jitter.ms": ("segment_jitter_ms", lambda k, v: _int(k, v, minimum=0), "log.roll.jitter.ms"),
-    "segment.index.bytes": ("segment_index_bytes", lambda k, v: _int(k, v, minimum=4), "log.index.size.max.bytes"),
-    "index.interval.bytes": ("index_interval_bytes", lambda k, v: _int(k, v, minimum=0), "log.index.interval.bytes"),
-    "retention.ms": ("retention_ms", lambda k, v: _int(k, v, minimum=-1), "log.retention.ms"),
-    "retention.bytes": ("retention_bytes", lambda k, v: _int(k, v), "log.retention.bytes"),
-    "cleanup.policy": ("cleanup_policy", _policy, "log.cleanup.policy"),
-    "delete.retention.ms": (
-        "delete_retention_ms",
-        lambda k, v: _int(k, v, minimum=0),
-        "log.cleaner.delete.retention.ms",
-    ),
-    "min.compaction.lag.ms": (
-        "min_compaction_lag_ms",
-        lambda k, v: _int(k, v, minimum=0),
-        "log.cleaner.min.compaction.lag.ms",
-    ),
-    "max.compaction.lag.ms": (
-        "max_compaction_lag_ms",
-        lambda k, v: _int(k, v, minimum=1),
-        "log.cleaner.max.compaction.lag.ms",
-    ),
-    "min.cleanable.dirty.ratio": ("min_cleanable_dirty_ratio", _ratio, "log.cleaner.min.cleanable.ratio"),
-    "file.delete.delay.ms": ("file_delete_delay_ms", lambda k, v: _int(k, v, minimum=0), "log.segment.delete.delay.ms"),
-    "preallocate": ("preallocate", _bool, "log.preallocate"),
-    "max.message.bytes": ("max_message_bytes", lambda k, v: _int(k, v, minimum=0), "message.max.bytes"),
-    "message.timestamp.type": ("message_timestamp_type", _timestamp_type, "log.message.timestamp.type"),
-}
-# Broker keys with coarser units, in Kafka's precedence after the ms key: ms key -> ((key, factor), ...).
-_COARSE = {
-    "log.retention.ms": (("log.retention.minutes", _MINUTE_MS), ("log.retention.hours", _HOUR_MS)),
-    "log.roll.ms": (("log.roll.hours", _HOUR_MS),),
-    "log.roll.jitter.ms": (("log.roll.jitter.hours", _HOUR_MS),),
-}
-# Other `log.*` broker keys Kafka defines (accepted, not used by maintenance).
-_OTHER_LOG_KEYS = frozenset(
-    {
-        "log.dir",
-        "log.dirs",
-        "log.flush.interval.messages",
-        "log.flush.interval.ms",
-        "log.flush.scheduler.interval.ms",
-        "log.flush.offset.checkpoint.interval.ms",
-        "log.flush.start.offset.checkpoint.interval.ms",
-        "log.retention.check.interval.ms",
-        "log.cleaner.enable",
-        "log.cleaner.threads",
-        "log.cleaner.io.max.bytes.per.second",
-        "log.cleaner.dedupe.buffer.size",
-        "log.cleaner.io.buffer.size",
-        "log.cleaner.io.buffer.load.factor",
-        "log.cleaner.backoff.ms",
-        "log.initial.task.delay.ms",
-        "log.message.format.version",
-        "log.message.timestamp.difference.max.ms",
-        "log.message.timestamp.before.max.ms",
-        "log.message.timestamp.after.max.ms",
-        "log.message.downconversion.enable",
-        "log.local.retention.ms",
-        "log.local.retention.bytes",
-        "log.dir.failure.timeout.ms",
-    }
-)
-_BROKER_LOG_KEYS = frozenset(
-    {v[2] for v in _TOPIC_KEYS.values()} | {key for pairs in _COARSE.values() for key, _ in pairs} | _OTHER_LOG_KEYS
-)
+@dataclass(frozen=True, slots=True)
+class _Synonym:
+    """A broker key standing for a topic key; its value times `factor` is the topic value."""
+
+    key: str
+    factor: int = 1
 
 
-def _reject_unknown(key: str, known: frozenset[str] | set[str]) -> None:
-    close = difflib.get_close_matches(key, sorted(known), n=1)
-    hint = f"; did you mean {close[0]}?" if close else ""
-    raise InvalidConfigError(f"unknown configuration key{hint}", key=key)
+@dataclass(frozen=True, slots=True)
+class TopicKey:
+    """How one topic-level Kafka key maps to a :class:`LogConfig` field."""
+
+    field: str
+    parse: Parser
+    synonyms: tuple[_Synonym, ...]
+
+
+def _key(name: str, parse: Parser, *synonyms: str | _Synonym) -> TopicKey:
+    return TopicKey(name, parse, tuple(s if isinstance(s, _Synonym) else _Synonym(s) for s in synonyms))
+
+
+# Topic-level key -> LogConfig field, validator (LogConfig.java CONFIG), broker synonyms in precedence order.
+TOPIC_KEYS: dict[str, TopicKey] = {
+    "segment.bytes": _key("segment_bytes", _integer(14, _INT32_MAX), "log.segment.bytes"),
+    "segment.ms": _key("segment_ms", _integer(1), "log.roll.ms", _Synonym("log.roll.hours", _HOUR_MS)),
+    "segment.jitter.ms": _key(
+        "segment_jitter_ms", _integer(0), "log.roll.jitter.ms", _Synonym("log.roll.jitter.hours", _HOUR_MS)
+    ),
+    "segment.index.bytes": _key("segment_index_bytes", _integer(4, _INT32_MAX), "log.index.size.max.bytes"),
+    "index.interval.bytes": _key("index_interval_bytes", _integer(0, _INT32_MAX), "log.index.interval.bytes"),
+    "retention.ms": _key(
+        "retention_ms",
+        _integer(-1),
+        "log.retention.ms",
+        _Synonym("log.retention.minutes", _MINUTE_MS),
+        _Synonym("log.retention.hours", _HOUR_MS),
+    ),
+    "retention.bytes": _key("retention_bytes", _integer(-(2**63)), "log.retention.bytes"),
+    "cleanup.policy": _key("cleanup_policy", _cleanup_policy, "log.cleanup.policy"),
+    "delete.retention.ms": _key("delete_retention_ms", _integer(0), "log.cleaner.delete.retention.ms"),
+    "min.compaction.lag.ms": _key("min_compaction_lag_ms", _integer(0), "log.cleaner.min.compaction.lag.ms"),
+    "max.compaction.lag.ms": _key("max_compaction_lag_ms", _integer(1), "log.cleaner.max.compaction.lag.ms"),
+    "min.cleanable.dirty.ratio": _key("min_cleanable_dirty_ratio", _ratio, "log.cleaner.min.cleanable.ratio"),
+    "file.delete.delay.ms": _key("file_delete_delay_ms", _integer(0), "log.segment.delete.delay.ms"),
+    "preallocate": _key("preallocate", _boolean, "log.preallocate"),
+    "max.message.bytes": _key("max_message_bytes", _integer(0, _INT32_MAX), "message.max.bytes"),
+    "message.timestamp.type": _key(
+        "message_timestamp_type", _choice("CreateTime", "LogAppendTime"), "log.message.timestamp.type"
+    ),
+    "compression.type": _key(
+        "compression_type", _choice("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"), "compression.type"
+    ),
+}
 
 
 @dataclass(frozen=True, slots=True)
 class BrokerConfig:
-    """What maintenance reads from a broker's server.properties."""
+    """What maintenance reads from a broker's server.properties.
+
+    Attributes:
+        log_dirs: `log.dirs` (else `log.dir`), as written.
+        log_defaults: the broker's topic defaults (topic keys through their broker synonyms).
+        dedupe_buffer_size: `log.cleaner.dedupe.buffer.size`, the cleaner's offset map memory.
+        dedupe_buffer_load_factor: `log.cleaner.io.buffer.load.factor` (the offset map's load factor).
+        producer_id_expiration_ms: `producer.id.expiration.ms`.
+        offsets_topic_segment_bytes: `offsets.topic.segment.bytes` (segment.bytes of `__consumer_offsets`).
+        transaction_state_log_segment_bytes: `transaction.state.log.segment.bytes` (of `__transaction_state`).
+    """
 
     log_dirs: tuple[str, ...] = ()
     log_defaults: LogConfig = field(default_factory=LogConfig)
-    producer_id_expiration_ms: int = 86_400_000
     dedupe_buffer_size: int = 134_217_728
+    dedupe_buffer_load_factor: float = 0.9
+    producer_id_expiration_ms: int = 86_400_000
+    offsets_topic_segment_bytes: int = 104_857_600
+    transaction_state_log_segment_bytes: int = 104_857_600
+
+
+# Broker-only keys maintenance uses -> BrokerConfig field, validator (CleanerConfig, ServerLogConfigs, ...).
+BROKER_KEYS: dict[str, tuple[str, Parser]] = {
+    "log.cleaner.dedupe.buffer.size": ("dedupe_buffer_size", _integer(0)),
+    "log.cleaner.io.buffer.load.factor": ("dedupe_buffer_load_factor", _ratio),
+    "producer.id.expiration.ms": ("producer_id_expiration_ms", _integer(1, _INT32_MAX)),
+    "offsets.topic.segment.bytes": ("offsets_topic_segment_bytes", _integer(1, _INT32_MAX)),
+    "transaction.state.log.segment.bytes": ("transaction_state_log_segment_bytes", _integer(1, _INT32_MAX)),
+}
+_LOG_DIRS_KEYS = ("log.dirs", "log.dir")
+_KNOWN_BROKER_KEYS = frozenset(
+    {s.key for spec in TOPIC_KEYS.values() for s in spec.synonyms}
+    | set(BROKER_KEYS)
+    | set(_LOG_DIRS_KEYS)
+    | OTHER_BROKER_KEYS
+)
+
+
+def _reject_unknown(key: str, known: frozenset[str], *, where: str) -> None:
+    close = difflib.get_close_matches(key, sorted(known), n=1)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    raise InvalidConfigError(f"unknown {where} configuration key{hint}", key=key)
 
 
 def parse_broker_config(values: Mapping[str, str]) -> BrokerConfig:
-    """Broker defaults from server.properties keys."""
+    """The broker settings of server.properties keys and values.
+
+    Args:
+        values: the keys of a server.properties file (see :func:`load_broker_config`).
+
+    Returns:
+        The broker's topic defaults, log dirs and cleaner settings (Kafka's defaults where unset).
+
+    Raises:
+        InvalidConfigError: an unknown key (likely a typo) or a bad value.
+    """
     for key in values:
-        if key.startswith("log.") and key not in _BROKER_LOG_KEYS:
-            _reject_unknown(key, _BROKER_LOG_KEYS)
-    effective = dict(values)
-    for ms_key, coarse_keys in _COARSE.items():
-        for coarse, factor in coarse_keys:
-            if ms_key not in effective and coarse in values:
-                effective[ms_key] = str(_int(coarse, values[coarse]) * factor)
-    changes = {}
-    for name, parse, broker_key in _TOPIC_KEYS.values():
-        if broker_key in effective:
-            changes[name] = parse(broker_key, effective[broker_key])
-    dirs = effective.get("log.dirs") or effective.get("log.dir") or ""
+        if key not in _KNOWN_BROKER_KEYS and not key.startswith(FREE_FORM_BROKER_PREFIXES):
+            _reject_unknown(key, _KNOWN_BROKER_KEYS, where="broker")
+    defaults: dict[str, object] = {}
+    for topic_key, spec in TOPIC_KEYS.items():
+        # The first synonym present wins (ServerTopicConfigSynonyms order); coarser units convert to ms.
+        synonym = next((s for s in spec.synonyms if s.key in values), None)
+        if synonym is None:
+            continue
+        raw: object = values[synonym.key]
+        if synonym.factor != 1:
+            raw = _integer(-(2**31), _INT32_MAX)(synonym.key, raw) * synonym.factor  # Kafka: an INT key
+        if topic_key == "retention.ms" and int(_integer(-(2**63))(synonym.key, raw)) < 0:
+            raw = -1  # KafkaConfig.logRetentionTimeMillis: any negative broker retention is unlimited
+        defaults[spec.field] = spec.parse(synonym.key, raw)
+    broker = {name: parse(key, values[key]) for key, (name, parse) in BROKER_KEYS.items() if key in values}
+    dirs = values.get("log.dirs") or values.get("log.dir") or ""
     return BrokerConfig(
         log_dirs=tuple(d.strip() for d in dirs.split(",") if d.strip()),
-        log_defaults=replace(LogConfig(), **changes),
-        producer_id_expiration_ms=_int(
-            "producer.id.expiration.ms", values.get("producer.id.expiration.ms", "86400000")
-        ),
-        dedupe_buffer_size=_int(
-            "log.cleaner.dedupe.buffer.size", values.get("log.cleaner.dedupe.buffer.size", "134217728")
-        ),
+        log_defaults=replace(LogConfig(), **defaults),
+        **broker,  # type: ignore[arg-type]
     )
 
 
+def _read_text(path: Path, fs: FileSystem | None, *, encoding: str) -> str:
+    fs = fs or default_fs()
+    try:
+        return fs.read_bytes(Path(path)).decode(encoding)
+    except OSError as exc:
+        raise InvalidConfigError(f"cannot read the file: {exc.strerror or exc}", key=str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise InvalidConfigError(f"not {encoding} text: {exc.reason}", key=str(path)) from None
+
+
 def load_broker_config(path: Path | None, *, fs: FileSystem | None = None) -> BrokerConfig:
-    """Read a server.properties file (None: Kafka's defaults)."""
+    """Read a broker's server.properties (Java properties, ISO-8859-1 as `Properties.load`).
+
+    Args:
+        path: the file; None gives Kafka's defaults.
+        fs: the file system.
+
+    Raises:
+        InvalidConfigError: the file cannot be read, or has an unknown key or a bad value.
+    """
     if path is None:
         return BrokerConfig()
-    fs = fs or default_fs()
-    return parse_broker_config(parse_java_properties(fs.read_bytes(Path(path)).decode("utf-8", "replace")))
-
-
-# Topics the broker creates compacted.
-_INTERNAL_COMPACTED = ("__consumer_offsets", "__transaction_state")
+    return parse_broker_config(parse_java_properties(_read_text(path, fs, encoding="latin-1")))
 
 
 @dataclass(frozen=True, slots=True)
 class TopicOverrides:
-    """Per-topic overrides: topic name -> {LogConfig field: value}."""
+    """Per-topic overrides: topic name -> {LogConfig field: parsed value} (treat as read-only)."""
 
     topics: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
 
 
-def parse_topic_overrides(document: Mapping[str, object]) -> TopicOverrides:
-    """Overrides from a parsed TOML document with `[topics."name"]` tables."""
-    unknown_top = set(document) - {"topics"}
-    if unknown_top:
-        _reject_unknown(sorted(unknown_top)[0], {"topics"})
-    topics = document.get("topics", {})
-    if not isinstance(topics, dict):
-        raise InvalidConfigError("must be a table of topic tables", key="topics")
-    parsed: dict[str, dict[str, object]] = {}
-    for topic, table in topics.items():
-        if not isinstance(table, dict):
-            raise InvalidConfigError("must be a table", key=f"topics.{topic}")
-        values = {}
-        for key, value in _flatten(table).items():
-            if key not in _TOPIC_KEYS:
-                _reject_unknown(f"{key}", set(_TOPIC_KEYS))
-            name, parse, _ = _TOPIC_KEYS[key]
-            values[name] = parse(f"topics.{topic}.{key}", value)
-        parsed[topic] = values
-    return TopicOverrides(parsed)
+_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]{1,249}")
+_KNOWN_TOPIC_KEYS = frozenset(TOPIC_KEYS) | OTHER_TOPIC_KEYS
 
 
 def _flatten(table: Mapping[str, object], prefix: str = "") -> dict[str, object]:
@@ -261,24 +324,74 @@ def _flatten(table: Mapping[str, object], prefix: str = "") -> dict[str, object]
     return flat
 
 
-def load_topic_overrides(path: Path | None) -> TopicOverrides:
-    """Read a topic-config TOML file (None: no overrides).
+def parse_topic_overrides(document: Mapping[str, object]) -> TopicOverrides:
+    """Overrides from a parsed TOML document of `[topics."name"]` tables with topic-level Kafka keys.
+
+    `cleanup.policy` may be a string (`"compact,delete"`) or a list. Kafka topic keys that
+    maintenance does not use (`min.insync.replicas`, ...) are accepted and ignored.
 
     Raises:
-        InvalidConfigError: the file is not TOML, or has an unknown key or a bad value.
+        InvalidConfigError: an unknown table or key, an invalid topic name, or a bad value.
+    """
+    for key in document:
+        if key != "topics":
+            _reject_unknown(key, frozenset({"topics"}), where="top-level topic-config")
+    topics = document.get("topics", {})
+    if not isinstance(topics, dict):
+        raise InvalidConfigError('must be a table of [topics."name"] tables', key="topics")
+    parsed: dict[str, dict[str, object]] = {}
+    for topic, table in topics.items():
+        if not _TOPIC_NAME.fullmatch(topic) or topic in (".", ".."):
+            raise InvalidConfigError("not a valid Kafka topic name", key="topics", value=topic)
+        if not isinstance(table, dict):
+            raise InvalidConfigError(f'[topics."{topic}"] must be a table', key="topics", value=table)
+        values: dict[str, object] = {}
+        for key, raw in _flatten(table).items():
+            if key not in _KNOWN_TOPIC_KEYS:
+                _reject_unknown(key, _KNOWN_TOPIC_KEYS, where=f'topic (in [topics."{topic}"])')
+            if key in TOPIC_KEYS:
+                values[TOPIC_KEYS[key].field] = TOPIC_KEYS[key].parse(key, raw)
+        parsed[topic] = values
+    return TopicOverrides(parsed)
+
+
+def load_topic_overrides(path: Path | None, *, fs: FileSystem | None = None) -> TopicOverrides:
+    """Read a topic-config TOML file.
+
+    Args:
+        path: the file; None gives no overrides.
+        fs: the file system.
+
+    Raises:
+        InvalidConfigError: the file cannot be read, is not TOML, or has an unknown key or a bad value.
     """
     if path is None:
         return TopicOverrides()
     try:
-        document = tomllib.loads(Path(path).read_text())
+        document = tomllib.loads(_read_text(path, fs, encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise InvalidConfigError(f"not valid TOML: {exc}", key=str(path)) from None
     return parse_topic_overrides(document)
 
 
+def _internal_topic_settings(broker: BrokerConfig, topic: str) -> dict[str, object]:
+    """What the broker sets when it creates an internal topic (GroupCoordinator / TransactionStateManager)."""
+    segment_bytes = {
+        "__consumer_offsets": broker.offsets_topic_segment_bytes,
+        "__transaction_state": broker.transaction_state_log_segment_bytes,
+    }.get(topic)
+    if segment_bytes is None:
+        return {}
+    return {"cleanup_policy": frozenset({"compact"}), "segment_bytes": segment_bytes}
+
+
 def effective_log_config(broker: BrokerConfig, overrides: TopicOverrides, topic: str) -> LogConfig:
-    """The settings for one topic: broker defaults, internal-topic policy, then the topic's overrides."""
-    config = broker.log_defaults
-    if topic in _INTERNAL_COMPACTED:
-        config = replace(config, cleanup_policy=frozenset({"compact"}))
-    return replace(config, **dict(overrides.topics.get(topic, {})))
+    """The settings for one topic: broker defaults, internal-topic settings, then the topic's overrides.
+
+    Args:
+        broker: from :func:`load_broker_config`.
+        overrides: from :func:`load_topic_overrides`.
+        topic: the topic name.
+    """
+    changes = {**_internal_topic_settings(broker, topic), **overrides.topics.get(topic, {})}
+    return replace(broker.log_defaults, **changes)

@@ -8,7 +8,7 @@ StorageError
 ├── CorruptDataError (path, position)
 │   ├── CorruptRecordError          a batch or record fails its size, magic or CRC check
 │   ├── CorruptIndexError           an .index/.timeindex/.txnindex fails Kafka's sanity check
-│   ├── CorruptCheckpointError      a checkpoint text file does not parse
+│   ├── CorruptCheckpointError (line)  a checkpoint, meta.properties or partition.metadata does not parse
 │   └── CorruptSnapshotError        a producer-state .snapshot fails its version or CRC check
 ├── OffsetOverflowError (segment, offset)   an offset does not fit the segment's 4-byte relative offsets
 ├── InvalidOffsetError              an index append that is not strictly increasing
@@ -56,7 +56,18 @@ class CorruptIndexError(CorruptDataError):
 
 
 class CorruptCheckpointError(CorruptDataError):
-    """A checkpoint text file (version/count/entries) does not parse."""
+    """A checkpoint text file (version/count/entries) or another small text file of a log dir
+    (`meta.properties`, `partition.metadata`) does not parse.
+
+    Attributes:
+        line: the 1-based number of the offending line, when the problem is on one line.
+    """
+
+    def __init__(
+        self, message: str, *, path: Path | str | None = None, position: int | None = None, line: int | None = None
+    ) -> None:
+        super().__init__(message if line is None else f"line {line}: {message}", path=path, position=position)
+        self.line = line
 
 
 class CorruptSnapshotError(CorruptDataError):

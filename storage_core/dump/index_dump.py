@@ -1,8 +1,23 @@
-"""Dump `.index`, `.timeindex` and `.txnindex` files as `DumpLogSegments` does, with verification.
+"""Dump `.index`, `.timeindex` and `.txnindex` files as `DumpLogSegments` does, verifying the first two.
 
-Verification reads the segment's `.log`: an offset-index entry (O, P) must point at a batch whose
-last offset is O; a time-index entry (T, O) must name the last offset of a batch whose max timestamp
-is T, and time-index timestamps must increase. Mismatches go to stderr, as Kafka prints them.
+Mirrors `dumpIndex`, `dumpTimeIndex` and `dumpTxnIndex` of `DumpLogSegments.scala` (kafka-format.md
+§12.1, §6-§8):
+
+* `.index`: `<file> is empty.` when it has no entries; with `--index-sanity-check` only
+  `<file> passed sanity check.`; else `offset: O position: P` per entry (not with
+  `--verify-index-only`). Each entry is checked: the first batch within `--max-message-size` bytes at
+  P must have last offset O.
+* `.timeindex`: `<file> passed sanity check.` or `timestamp: T offset: O` per entry. Each entry is
+  checked against the first batch at or after the offset index's position for O whose last offset
+  is >= O: it must end at O, its largest record timestamp must be T, and T must exceed the previous
+  entry's.
+* both stop at the first entry after the first whose offset is the base offset: the zero-filled,
+  preallocated tail a crash leaves behind.
+* `.txnindex`: `version: V producerId: P firstOffset: F lastOffset: L lastStableOffset: S`.
+
+Verification findings are printed at the end of the run (:mod:`storage_core.dump.diagnostics`).
+Where Kafka fails (no `.log` beside the index, a failed sanity check) we print one line on stderr
+and go on.
 """
 
 from __future__ import annotations
@@ -11,134 +26,161 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from storage_core import names
-from storage_core.dump.lines import DumpLine
-from storage_core.errors import CorruptIndexError, CorruptRecordError
+from storage_core.dump.diagnostics import Diagnostics
+from storage_core.dump.log_dump import corrupt_line
+from storage_core.dump.options import DumpOptions
+from storage_core.dump.render import DumpLine, Field
+from storage_core.errors import CorruptDataError, CorruptIndexError, UnsupportedFormatError
 from storage_core.fs import FileSystem
 from storage_core.index.offset_index import OffsetIndex
 from storage_core.index.time_index import TimeIndex
 from storage_core.index.txn_index import TransactionIndex
-from storage_core.records.file_records import Batch, iterate_batches
+from storage_core.records.file_records import Batch, Buffer, iterate_batches
+
+NO_TIMESTAMP = -1
 
 
-def _log_buffer(path: Path, fs: FileSystem) -> bytes | None:
-    log = path.with_name(names.filename_prefix(names.offset_from_file_name(path.name)) + names.LOG_SUFFIX)
-    return fs.mmap(log) if fs.exists(log) else None
-
-
-def _sanity(index: OffsetIndex | TimeIndex, path: Path) -> Iterator[DumpLine]:
+def _sanity_line(index: OffsetIndex | TimeIndex, file: str) -> DumpLine:
     try:
         index.sanity_check()
-        yield DumpLine("sanity_check", (("file", str(path)), ("passed", True)), text=f"{path} passed sanity check.")
     except CorruptIndexError as exc:
-        yield DumpLine("sanity_check", (("file", str(path)), ("passed", False), ("error", str(exc))), text=str(exc))
+        return DumpLine(
+            "sanity_check",
+            (Field("file", file), Field("passed", False), Field("error", str(exc))),
+            template="{file} failed sanity check: {error}",
+            stderr=True,
+        )
+    return DumpLine(
+        "sanity_check", (Field("file", file), Field("passed", True)), template="{file} passed sanity check."
+    )
 
 
-def _entries_until_zero(index: OffsetIndex | TimeIndex) -> list:
-    """Entries up to the first slot (after the first) whose offset is the base offset: a zero tail."""
-    entries = index.entries()
-    for i, entry in enumerate(entries):
-        if i > 0 and entry.offset == index.base_offset:
-            return entries[:i]
-    return entries
+def _segment_log(path: Path, base_offset: int, fs: FileSystem) -> tuple[Buffer | None, DumpLine | None]:
+    """The segment's `.log` bytes, or None and a stderr line saying the entries go unverified."""
+    log = names.log_file(path.parent, base_offset)
+    if fs.exists(log):
+        return fs.mmap(log), None
+    return None, DumpLine(
+        "log_not_found",
+        (Field("file", str(log)),),
+        template="No log file {file}: index entries are not verified.",
+        stderr=True,
+    )
 
 
-def dump_offset_index(path: Path, *, verify_only: bool, sanity_only: bool, fs: FileSystem) -> Iterator[DumpLine]:
-    base = names.offset_from_file_name(path.name)
-    index = OffsetIndex.open(path, base, fs=fs)
-    if sanity_only:
-        yield from _sanity(index, path)
-        return
-    entries = _entries_until_zero(index)
-    if not entries:
-        yield DumpLine("index_empty", (("file", str(path)),), text=f"{path} is empty.")
-        return
-    log = _log_buffer(path, fs)
-    mismatches = []
-    for entry in entries:
-        if log is not None:
-            batch = _batch_at(log, entry.position)
-            if batch is None or batch.last_offset != entry.offset:
-                mismatches.append((entry.offset, -1 if batch is None else batch.last_offset))
-        if not verify_only:
-            yield DumpLine("index_entry", (("offset", entry.offset), ("position", entry.position)))
-    if mismatches:
-        yield DumpLine("index_mismatch", text=f"Mismatches in :{path.resolve()}", stderr=True)
-        for index_offset, log_offset in mismatches:
-            yield DumpLine(
-                "index_mismatch",
-                (("indexOffset", index_offset), ("logOffset", log_offset)),
-                text=f"  Index offset: {index_offset}, log offset: {log_offset}",
-                stderr=True,
-            )
-
-
-def _batch_at(log: bytes, position: int) -> Batch | None:
+def _first_batch_last_offset(log: Buffer, *, position: int, max_size: int) -> int:
+    """Last offset of the first whole batch in [position, position + max_size), -1 if there is none."""
+    if position < 0:
+        return -1
     try:
-        return next(iterate_batches(log, start=position), None)
-    except CorruptRecordError:
+        batch = next(iterate_batches(log, start=position, end=position + max_size), None)
+    except CorruptDataError:
+        return -1
+    return -1 if batch is None else batch.last_offset
+
+
+def dump_offset_index(
+    file: str, *, options: DumpOptions, diagnostics: Diagnostics, fs: FileSystem
+) -> Iterator[DumpLine]:
+    """The lines of an `.index` file after `Dumping <file>`.
+
+    Raises:
+        InvalidNameError: the file name does not start with an offset.
+    """
+    path = Path(file)
+    base_offset = names.offset_from_file_name(path.name)
+    index = OffsetIndex.open(path, base_offset, fs=fs)
+    if index.entry_count == 0:
+        yield DumpLine("index_empty", (Field("file", file),), template="{file} is empty.")
+        return
+    if options.index_sanity_check:
+        yield _sanity_line(index, file)
+        return
+    log, missing = _segment_log(path, base_offset, fs)
+    if missing is not None:
+        yield missing
+    absolute = str(path.absolute())
+    for n, entry in enumerate(index.entries()):
+        if n > 0 and entry.offset == base_offset:
+            return
+        if log is not None:
+            log_offset = _first_batch_last_offset(log, position=entry.position, max_size=options.max_message_size)
+            if log_offset != entry.offset:
+                diagnostics.index_mismatch(absolute, index_offset=entry.offset, log_offset=log_offset)
+        if not options.verify_index_only:
+            yield DumpLine("index_entry", (Field("offset", entry.offset), Field("position", entry.position)))
+
+
+def _batch_ending_at_or_after(log: Buffer, *, position: int, offset: int) -> Batch | None:
+    try:
+        return next((b for b in iterate_batches(log, start=max(position, 0)) if b.last_offset >= offset), None)
+    except CorruptDataError:
         return None
 
 
-def _safe_batches(log: bytes, position: int) -> list[Batch]:
-    try:
-        return list(iterate_batches(log, start=position))
-    except CorruptRecordError:
-        return []
+def dump_time_index(file: str, *, options: DumpOptions, diagnostics: Diagnostics, fs: FileSystem) -> Iterator[DumpLine]:
+    """The lines of a `.timeindex` file after `Dumping <file>`.
 
-
-def dump_time_index(path: Path, *, verify_only: bool, sanity_only: bool, fs: FileSystem) -> Iterator[DumpLine]:
-    base = names.offset_from_file_name(path.name)
-    index = TimeIndex.open(path, base, fs=fs)
-    if sanity_only:
-        yield from _sanity(index, path)
+    Raises:
+        InvalidNameError: the file name does not start with an offset.
+    """
+    path = Path(file)
+    base_offset = names.offset_from_file_name(path.name)
+    time_index = TimeIndex.open(path, base_offset, fs=fs)
+    if options.index_sanity_check:
+        yield _sanity_line(time_index, file)
         return
-    entries = _entries_until_zero(index)
-    log = _log_buffer(path, fs)
-    by_last_offset = {b.last_offset: b for b in _safe_batches(log, 0)} if log is not None else {}
-    problems = []
-    previous = -1
-    for entry in entries:
+    log, missing = _segment_log(path, base_offset, fs)
+    if missing is not None:
+        yield missing
+    offset_index = OffsetIndex.open(names.offset_index_file(path.parent, base_offset), base_offset, fs=fs)
+    absolute = str(path.absolute())
+    previous_timestamp = NO_TIMESTAMP
+    for n, entry in enumerate(time_index.entries()):
+        if n > 0 and entry.offset == base_offset:
+            return
         if log is not None:
-            batch = by_last_offset.get(entry.offset)
-            if batch is None:
-                problems.append(("not_found", entry.offset, -1))
-            elif batch.max_timestamp != entry.timestamp:
-                problems.append(("mismatch", entry.timestamp, batch.max_timestamp))
-            if entry.timestamp <= previous:
-                problems.append(("order", entry.timestamp, previous))
-        previous = entry.timestamp
-        if not verify_only:
-            yield DumpLine("timeindex_entry", (("timestamp", entry.timestamp), ("offset", entry.offset)))
-    headings = {
-        "mismatch": f"Found timestamp mismatch in :{path.resolve()}",
-        "order": f"Found out of order timestamp in :{path.resolve()}",
-        "not_found": "The following indexed offsets are not found in the log.",
-    }
-    for kind, heading in headings.items():
-        found = [p for p in problems if p[0] == kind]
-        if found:
-            yield DumpLine("timeindex_problem", text=heading, stderr=True)
-        for _, first, second in found:
-            text = {
-                "mismatch": f"  Index timestamp: {first}, log timestamp: {second}",
-                "order": f"  Index timestamp: {first}, Previously indexed timestamp: {second}",
-                "not_found": f"Indexed offset: {first}, found log offset: {second}",
-            }[kind]
-            yield DumpLine(
-                "timeindex_problem", (("problem", kind), ("a", first), ("b", second)), text=text, stderr=True
-            )
+            position = offset_index.lookup(entry.offset).position
+            batch = _batch_ending_at_or_after(log, position=position, offset=entry.offset)
+            if batch is None or batch.last_offset != entry.offset:
+                log_offset = -1 if batch is None else batch.last_offset
+                diagnostics.timeindex_offset_not_found(absolute, index_offset=entry.offset, log_offset=log_offset)
+            else:
+                try:
+                    max_timestamp = max((r.timestamp for r in batch.records()), default=NO_TIMESTAMP)
+                except (CorruptDataError, UnsupportedFormatError) as exc:
+                    yield corrupt_line(file, position=batch.position, error=exc)
+                    max_timestamp = NO_TIMESTAMP
+                if max_timestamp != entry.timestamp:
+                    diagnostics.timeindex_mismatch(
+                        absolute, index_timestamp=entry.timestamp, log_timestamp=max_timestamp
+                    )
+                if previous_timestamp >= entry.timestamp:
+                    diagnostics.timeindex_out_of_order(
+                        absolute, index_timestamp=entry.timestamp, prev_index_timestamp=previous_timestamp
+                    )
+        if not options.verify_index_only:
+            yield DumpLine("timeindex_entry", (Field("timestamp", entry.timestamp), Field("offset", entry.offset)))
+        previous_timestamp = entry.timestamp
 
 
-def dump_txn_index(path: Path, *, fs: FileSystem) -> Iterator[DumpLine]:
+def dump_txn_index(file: str, *, fs: FileSystem) -> Iterator[DumpLine]:
+    """The lines of a `.txnindex` file after `Dumping <file>`: one per aborted transaction.
+
+    Raises:
+        InvalidNameError: the file name does not start with an offset.
+        CorruptIndexError: an entry has an unknown version.
+    """
+    path = Path(file)
     index = TransactionIndex.open(path, names.offset_from_file_name(path.name), fs=fs)
     for entry in index.all_entries():
         yield DumpLine(
             "txnindex_entry",
             (
-                ("version", entry.version),
-                ("producerId", entry.producer_id),
-                ("firstOffset", entry.first_offset),
-                ("lastOffset", entry.last_offset),
-                ("lastStableOffset", entry.last_stable_offset),
+                Field("version", entry.version),
+                Field("producerId", entry.producer_id),
+                Field("firstOffset", entry.first_offset),
+                Field("lastOffset", entry.last_offset),
+                Field("lastStableOffset", entry.last_stable_offset),
             ),
         )

@@ -1,133 +1,225 @@
-"""Dump a `.log` (or KRaft `.checkpoint`) file the way `DumpLogSegments.dumpLog` prints it."""
+"""Dump a `.log` segment or a KRaft `.checkpoint` snapshot as `DumpLogSegments.dumpLog` prints it.
+
+Mirrors `core/src/main/scala/kafka/tools/DumpLogSegments.scala` (`dumpLog`, `printBatchLevel`) and
+kafka-format.md §12.1:
+
+```
+Log starting offset: <base offset>            (.log; a KRaft snapshot prints
+                                               `Snapshot end offset: O, epoch: E` or, for
+                                               bootstrap.checkpoint, `KRaft bootstrap snapshot`)
+baseOffset: B lastOffset: L count: C ... deleteHorizonMs: H position: P <TsType>: T size: S
+    magic: M compresscodec: CODEC crc: CRC isvalid: true|false                 (magic 2)
+offset: L position: P <TsType>: T size: S magic: M compresscodec: CODEC crc: CRC isvalid: V  (magic 0/1)
+| offset: O <TsType>: T keySize: K valueSize: V sequence: S headerKeys: [h]   (deep iteration, v2)
+| offset: O <TsType>: T keySize: K valueSize: V isValid: V crc: CRC}          (deep iteration, v0/v1)
+    ... endTxnMarker: COMMIT coordinatorEpoch: N | SnapshotHeader {json} | LeaderChange: {json} ...
+    ... key: K payload: V                                                     (--print-data-log)
+Found N invalid bytes at the end of <file name>   (bytes after the last whole batch; not with --max-bytes)
+```
+
+`position` is the running total of batch sizes, as Kafka computes it. Iteration stops silently at a
+torn tail; a size below 14 or an unknown magic is corrupt: Kafka throws there, we print the error on
+stderr, then the invalid-bytes line, and go on with the next file. A batch whose records do not
+decode is reported the same way and the dump goes on with the next batch.
+"""
 
 from __future__ import annotations
 
-import struct
-from collections.abc import Iterator
+import re
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 from storage_core import names
-from storage_core.dump.lines import BracedCrc, DumpLine, OptionalLong, Value
-from storage_core.errors import CorruptRecordError, InvalidNameError
+from storage_core.dump.diagnostics import Diagnostics
+from storage_core.dump.kraft_control import (
+    decode_kraft_version,
+    decode_leader_change,
+    decode_snapshot_footer,
+    decode_snapshot_header,
+    decode_voters,
+)
+from storage_core.dump.options import MAX_BYTES_DEFAULT, DumpOptions
+from storage_core.dump.render import DumpLine, Field, JsonText, LegacyCrc, OptionalLong
+from storage_core.errors import CorruptDataError, InvalidNameError, UnsupportedFormatError
 from storage_core.fs import FileSystem
 from storage_core.records.control import ControlRecordType, EndTxnMarker, control_type_name, parse_control_key
 from storage_core.records.file_records import Batch, iterate_batches
-from storage_core.records.legacy import LegacyBatch
 from storage_core.records.record import Record
 
+# KRaft snapshot names (`org.apache.kafka.snapshot.Snapshots`, `BootstrapDirectory`); storage_core.names
+# has no KRaft names yet, so they are parsed here.
+KRAFT_SNAPSHOT_SUFFIX = ".checkpoint"
+BOOTSTRAP_SNAPSHOT = "bootstrap.checkpoint"
+_SNAPSHOT_NAME = re.compile(r"(\d{20})-(\d{10})\.checkpoint")
 
-def batch_fields(batch: Batch) -> tuple[tuple[str, Value], ...]:
-    """The fields of Kafka's batch line."""
-    common: tuple[tuple[str, Value], ...] = (
-        ("position", batch.position),
-        (batch.timestamp_type.kafka_name, batch.max_timestamp),
-        ("size", batch.size_in_bytes),
-        ("magic", batch.magic),
-        ("compresscodec", batch.compression.kafka_name),
-        ("crc", batch.crc),
-        ("isvalid", batch.is_valid()),
+# Control types whose value Kafka prints as JSON: (label, separator, decoder).
+_KRAFT_CONTROL = {
+    ControlRecordType.LEADER_CHANGE: ("LeaderChange", ": ", decode_leader_change),
+    ControlRecordType.SNAPSHOT_HEADER: ("SnapshotHeader", " ", decode_snapshot_header),
+    ControlRecordType.SNAPSHOT_FOOTER: ("SnapshotFooter", " ", decode_snapshot_footer),
+    ControlRecordType.KRAFT_VERSION: ("KRaftVersion", " ", decode_kraft_version),
+    ControlRecordType.KRAFT_VOTERS: ("KRaftVoters", " ", decode_voters),
+}
+
+
+def batch_line(batch: Batch, *, position: int) -> DumpLine:
+    """`printBatchLevel`: one line per batch (v2 header fields, or just `offset` for v0/v1)."""
+    if batch.magic >= 2:
+        head: tuple[Field, ...] = (
+            Field("baseOffset", batch.base_offset),
+            Field("lastOffset", batch.last_offset),
+            Field("count", batch.records_count),
+            Field("baseSequence", batch.base_sequence),
+            Field("lastSequence", batch.last_sequence),
+            Field("producerId", batch.producer_id),
+            Field("producerEpoch", batch.producer_epoch),
+            Field("partitionLeaderEpoch", batch.partition_leader_epoch),
+            Field("isTransactional", batch.is_transactional),
+            Field("isControl", batch.is_control),
+            Field("deleteHorizonMs", OptionalLong(batch.delete_horizon_ms)),
+        )
+    else:
+        head = (Field("offset", batch.last_offset),)
+    return DumpLine(
+        "batch",
+        (
+            *head,
+            Field("position", position),
+            Field(batch.timestamp_type.kafka_name, batch.max_timestamp),
+            Field("size", batch.size_in_bytes),
+            Field("magic", batch.magic),
+            Field("compresscodec", batch.compression.kafka_name),
+            Field("crc", batch.crc),
+            Field("isvalid", batch.is_valid()),
+        ),
     )
-    if isinstance(batch, LegacyBatch):
-        return (("offset", batch.last_offset), *common)
-    return (
-        ("baseOffset", batch.base_offset),
-        ("lastOffset", batch.last_offset),
-        ("count", batch.records_count),
-        ("baseSequence", batch.base_sequence),
-        ("lastSequence", batch.last_sequence),
-        ("producerId", batch.producer_id),
-        ("producerEpoch", batch.producer_epoch),
-        ("partitionLeaderEpoch", batch.partition_leader_epoch),
-        ("isTransactional", batch.is_transactional),
-        ("isControl", batch.is_control),
-        ("deleteHorizonMs", OptionalLong(batch.delete_horizon_ms)),
-        *common,
-    )
 
 
-def _snapshot_record_json(value: bytes, *, with_timestamp: bool) -> str:
-    """SnapshotHeaderRecord / SnapshotFooterRecord as Kafka's JsonConverter writes them."""
-    (version,) = struct.unpack_from(">h", value)
-    if with_timestamp:
-        (timestamp,) = struct.unpack_from(">q", value, 2)
-        return f'{{"version":{version},"lastContainedLogTimestamp":{timestamp}}}'
-    return f'{{"version":{version}}}'
-
-
-def _control_fields(record: Record) -> tuple[tuple[str, Value], ...]:
+def _control_fields(record: Record) -> tuple[Field, ...]:
     code = parse_control_key(record.key or b"")
+    value = record.value or b""
     if code in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
-        marker = EndTxnMarker.decode(record.value or b"")
-        return (("endTxnMarker", control_type_name(code)), ("coordinatorEpoch", marker.coordinator_epoch))
-    if code == ControlRecordType.SNAPSHOT_HEADER:
-        return (("SnapshotHeader", _snapshot_record_json(record.value or b"", with_timestamp=True)),)
-    if code == ControlRecordType.SNAPSHOT_FOOTER:
-        return (("SnapshotFooter", _snapshot_record_json(record.value or b"", with_timestamp=False)),)
-    return (("controlType", f"{control_type_name(code)}({code})"),)
+        marker = EndTxnMarker.decode(value)
+        return (Field("endTxnMarker", control_type_name(code)), Field("coordinatorEpoch", marker.coordinator_epoch))
+    if code in _KRAFT_CONTROL:
+        label, separator, decode = _KRAFT_CONTROL[ControlRecordType(code)]
+        return (Field(label, JsonText(decode(value)), separator),)
+    return (Field("controlType", f"{control_type_name(code)}({code})"),)
 
 
-def record_line(batch: Batch, record: Record, *, print_data: bool, skip_metadata: bool) -> DumpLine:
-    """Kafka's `| offset: ...` line for one record."""
-    fields: list[tuple[str, Value]] = []
-    if not skip_metadata:
+def record_line(batch: Batch, record: Record, *, options: DumpOptions) -> DumpLine:
+    """The `| offset: ...` line of one record (deep iteration).
+
+    Raises:
+        CorruptRecordError: a control record's key or value does not parse.
+    """
+    fields: list[Field] = []
+    prefix = "| "
+    if not options.skip_record_metadata:
         fields += [
-            ("offset", record.offset),
-            (batch.timestamp_type.kafka_name, record.timestamp),
-            ("keySize", -1 if record.key is None else len(record.key)),
-            ("valueSize", -1 if record.value is None else len(record.value)),
+            Field("offset", record.offset),
+            Field(batch.timestamp_type.kafka_name, record.timestamp),
+            Field("keySize", -1 if record.key is None else len(record.key)),
+            Field("valueSize", -1 if record.value is None else len(record.value)),
         ]
         if batch.magic >= 2:
-            fields += [("sequence", record.sequence), ("headerKeys", [key for key, _ in record.headers])]
+            fields += [Field("sequence", record.sequence), Field("headerKeys", [key for key, _ in record.headers])]
         else:
-            fields += [("isValid", True), ("crc", BracedCrc(record.crc or 0))]
+            # A v0/v1 record is its own batch in Kafka; an inner record of a compressed wrapper reports
+            # the wrapper's validity here (the wrapper's CRC covers the inner records' bytes).
+            fields += [Field("isValid", batch.is_valid()), Field("crc", LegacyCrc(record.crc or 0))]
         if batch.is_control:
             fields += _control_fields(record)
-    if print_data and not batch.is_control:
-        if record.key is not None:
-            fields.append(("key", record.key))
-        if record.value is not None:
-            fields.append(("payload", record.value))
-    return DumpLine("record", tuple(fields), prefix="| ")
+    elif record.key is None:
+        prefix = " "  # Scala prints ` payload:` with a plain space whatever came before it
+    if options.print_data_log and not batch.is_control:
+        fields += [Field("key", record.key), Field("payload", record.value)]
+    return DumpLine("record", tuple(fields), prefix=prefix)
 
 
-def dump_log(
-    path: Path, *, deep_iteration: bool, print_data: bool, skip_metadata: bool, max_bytes: int | None, fs: FileSystem
-) -> Iterator[DumpLine]:
-    """Lines for a `.log` file: the starting offset, one line per batch (and per record), invalid bytes."""
+def _header_line(path: Path) -> DumpLine | None:
+    """`Log starting offset: N`, `Snapshot end offset: O, epoch: E` or `KRaft bootstrap snapshot`."""
+    name = path.name
+    if name.endswith(names.LOG_SUFFIX):
+        try:
+            return DumpLine(
+                "log_start_offset",
+                (Field("startOffset", names.offset_from_file_name(name)),),
+                template="Log starting offset: {startOffset}",
+            )
+        except InvalidNameError:
+            return None  # Kafka fails on such a name; the batches are still worth printing
+    if name == BOOTSTRAP_SNAPSHOT:
+        return DumpLine("bootstrap_snapshot", template="KRaft bootstrap snapshot")
+    match = _SNAPSHOT_NAME.fullmatch(name)
+    if match is None:
+        return None
+    return DumpLine(
+        "snapshot_id",
+        (Field("endOffset", int(match.group(1))), Field("epoch", int(match.group(2)))),
+        template="Snapshot end offset: {endOffset}, epoch: {epoch}",
+    )
+
+
+def corrupt_line(file: str, *, position: int, error: Exception) -> DumpLine:
+    """The stderr line for bytes that do not parse (where Kafka's tool throws)."""
+    return DumpLine(
+        "corrupt_data",
+        (Field("file", file), Field("position", position), Field("error", str(error))),
+        template="Found corrupt data at position {position} of {file}: {error}",
+        stderr=True,
+    )
+
+
+def _record_lines(
+    file: str, batch: Batch, *, last_offset: int | None, options: DumpOptions, diagnostics: Diagnostics
+) -> Generator[DumpLine, None, int | None]:
+    """The batch's record lines; returns the last record offset seen (for the next batch's gap check)."""
     try:
-        start = names.offset_from_file_name(path.name)
-    except InvalidNameError:
-        start = 0
-    yield DumpLine("log_start", (("Log starting offset", start),))
+        records = batch.records()
+        lines = [record_line(batch, record, options=options) for record in records]
+    except (CorruptDataError, UnsupportedFormatError) as exc:
+        yield corrupt_line(file, position=batch.position, error=exc)
+        return last_offset
+    for record, line in zip(records, lines, strict=True):
+        if last_offset is not None and record.offset != last_offset + 1:
+            diagnostics.non_consecutive(str(Path(file).absolute()), offset=last_offset, next_offset=record.offset)
+        last_offset = record.offset
+        yield line
+    return last_offset
+
+
+def dump_log(file: str, *, options: DumpOptions, diagnostics: Diagnostics, fs: FileSystem) -> Iterator[DumpLine]:
+    """The lines of a `.log` or KRaft `.checkpoint` file after `Dumping <file>`.
+
+    Args:
+        file: the path as given (printed as is).
+        options: the flags.
+        diagnostics: collects non-consecutive offsets (deep iteration) for the end of the run.
+        fs: the file system.
+    """
+    path = Path(file)
+    header = _header_line(path)
+    if header is not None:
+        yield header
     data = fs.mmap(path)
-    end = len(data) if max_bytes is None else min(len(data), max_bytes)
+    end = min(len(data), options.max_bytes)
     valid_bytes = 0
-    last_offset: int | None = None
-    non_consecutive: list[tuple[int, int]] = []
+    last_offset: int | None = None  # the previous record's offset, across batches
     try:
         for batch in iterate_batches(data, end=end):
-            yield DumpLine("batch", batch_fields(batch))
-            if deep_iteration or print_data:
-                for record in batch.records():
-                    if last_offset is not None and record.offset != last_offset + 1:
-                        non_consecutive.append((last_offset, record.offset))
-                    last_offset = record.offset
-                    yield record_line(batch, record, print_data=print_data, skip_metadata=skip_metadata)
-            valid_bytes = batch.position + batch.size_in_bytes
-    except CorruptRecordError as exc:
-        yield DumpLine("error", (("error", str(exc)),), text=f"Found corrupt data: {exc}", stderr=True)
-    if max_bytes is None and len(data) > valid_bytes:
+            yield batch_line(batch, position=valid_bytes)
+            if options.is_deep_iteration:
+                last_offset = yield from _record_lines(
+                    file, batch, last_offset=last_offset, options=options, diagnostics=diagnostics
+                )
+            valid_bytes += batch.size_in_bytes
+    except (CorruptDataError, UnsupportedFormatError) as exc:
+        yield corrupt_line(file, position=valid_bytes, error=exc)
+    trailing_bytes = end - valid_bytes
+    if trailing_bytes > 0 and options.max_bytes == MAX_BYTES_DEFAULT:
         yield DumpLine(
-            "invalid_bytes",
-            (("invalidBytes", len(data) - valid_bytes), ("file", path.name)),
-            text=f"Found {len(data) - valid_bytes} invalid bytes at the end of {path.name}",
+            "trailing_bytes",
+            (Field("trailingBytes", trailing_bytes), Field("file", path.name)),
+            template="Found {trailingBytes} invalid bytes at the end of {file}",
         )
-    if non_consecutive:
-        yield DumpLine("non_consecutive", text=f"Non-consecutive offsets in {path.resolve()}", stderr=True)
-        for before, after in non_consecutive:
-            yield DumpLine(
-                "non_consecutive",
-                (("from", before), ("to", after)),
-                text=f"  {before} is followed by {after}",
-                stderr=True,
-            )

@@ -5,10 +5,11 @@ OffsetIndexEntry => RelativeOffset => Int32   offset - segment base offset
                     Position => Int32         byte position in the .log of the start of a batch
 ```
 
-An entry (O, P) means: the batch starting at P has last offset O (recovery) or ends a chunk whose
-last offset is O (append path). Entries strictly increase in offset and position. Sparse: one entry
-per `index.interval.bytes` of log. Lookup returns the largest entry with offset <= target, else
-(base offset, 0). Not checksummed; rebuilt from the `.log` after a crash.
+Big-endian, 8-byte entries, no header. An entry (O, P) means: the batch starting at P has last
+offset O (recovery), or the chunk appended at P ends at offset O (append path). Entries strictly
+increase in offset and position; relative offsets fit an int32. Sparse: one entry per
+`index.interval.bytes` of log. Lookup returns the largest entry with offset <= target, else
+(base offset, 0). Not checksummed; "in the event of a crash it is rebuilt" from the `.log`.
 """
 
 from __future__ import annotations
@@ -16,10 +17,8 @@ from __future__ import annotations
 import struct
 from typing import NamedTuple
 
-from storage_core.errors import CorruptIndexError, InvalidOffsetError, OffsetOverflowError
+from storage_core.errors import CorruptIndexError, InvalidOffsetError
 from storage_core.index.sparse_index import SparseIndex
-
-_INT32_MAX = 2**31 - 1
 
 
 class OffsetPosition(NamedTuple):
@@ -32,12 +31,13 @@ class OffsetPosition(NamedTuple):
 class OffsetIndex(SparseIndex):
     """A segment's offset index."""
 
-    ENTRY = struct.Struct(">ii")
+    ENTRY = struct.Struct(">ii")  # RelativeOffset, Position
 
     def _key(self, n: int) -> int:
         return self.raw_entry(n)[0]
 
     def entry(self, n: int) -> OffsetPosition:
+        """Entry number `n`, with its absolute offset."""
         relative, position = self.raw_entry(n)
         return OffsetPosition(self.base_offset + relative, position)
 
@@ -58,23 +58,20 @@ class OffsetIndex(SparseIndex):
         return OffsetPosition(self.base_offset, 0) if slot < 0 else self.entry(slot)
 
     def append(self, offset: int, position: int) -> None:
-        """Add an entry.
+        """Add an entry; the checks run in Kafka's order.
 
         Raises:
+            ValueError: the index is full (the segment should have rolled).
             InvalidOffsetError: `offset` is not above the last entry's.
-            OffsetOverflowError: `offset` is not within int32 of the base offset.
-            ValueError: the index is full.
+            OffsetOverflowError: `offset` is not within int32 above the base offset.
         """
-        relative = offset - self.base_offset
-        if not 0 <= relative <= _INT32_MAX:
-            raise OffsetOverflowError("offset does not fit the offset index", segment=self.path, offset=offset)
+        if self.is_full():
+            raise ValueError(f"attempt to append to a full index {self.path} ({self.entry_count} entries)")
         if self.entry_count and offset <= self.last_offset:
             raise InvalidOffsetError(
                 f"attempt to append offset {offset} to {self.path} whose last offset is {self.last_offset}"
             )
-        if self.is_full():
-            raise ValueError(f"{self.path} is full ({self.entry_count} entries)")
-        self._append_entry(self.ENTRY.pack(relative, position))
+        self._append_entry(self.ENTRY.pack(self._relative(offset), position))
 
     def truncate_to(self, offset: int) -> None:
         """Keep only the entries with offset < `offset`."""
@@ -83,7 +80,7 @@ class OffsetIndex(SparseIndex):
         self._truncate_to_entries(keep)
 
     def sanity_check(self) -> None:
-        """Kafka's `OffsetIndex.sanityCheck`.
+        """Kafka's `OffsetIndex.sanityCheck` (kafka-format.md §6.5).
 
         Raises:
             CorruptIndexError: the last offset is below the base offset, or the length is not a

@@ -1,40 +1,47 @@
 """What the offset and time indexes share (Kafka's `AbstractIndex.java`, kafka-format.md §6.3).
 
 An index file is an array of fixed-size big-endian entries, no header, keyed by a value that
-increases with the entry number. A NEW file is preallocated (zero-filled) to
-`floor(max_index_size / entry_size) * entry_size` bytes with 0 entries; an EXISTING file counts
-`floor(length / entry_size)` entries, so an untrimmed preallocated file reads as full of zero
-entries. Trimming resizes the file to its entries. Lookups return the last entry whose key is at or
-below the target ("largest lower bound").
+increases with the entry number; subclasses declare the entry layout (`ENTRY`) and its key.
+
+* A NEW file is preallocated (zero-filled) to `floor(max_index_size / entry_size) * entry_size`
+  bytes and holds 0 entries; `max_index_size` below one entry is an error.
+* An EXISTING file counts `floor(length / entry_size)` entries, like Kafka: an untrimmed,
+  preallocated file reads as full of zero entries.
+* `max_entries` is `length / entry_size`; resizing rounds down to whole entries; trimming resizes
+  the file to its entries.
+* Lookups return the last entry whose key is at or below the target ("largest lower bound").
 
 Crash story: index files are not checksummed. A crash can leave a zero-filled or half-written
-index; recovery rebuilds it from the `.log`. :meth:`SparseIndex.has_zero_tail` detects the
-zero-filled case so it can be rebuilt even after a clean shutdown.
+index, which recovery rebuilds from the `.log`. Kafka trusts a zero-filled tail after a clean
+shutdown; :meth:`SparseIndex.has_zero_tail` detects it so it can be rebuilt all the same.
 
-Reads go through one read of the file at open (an mmap copy); every write goes through the fs layer
-so crash injection sees it.
+Reads come from one mapping of the file at open; every write goes through the fs layer (a
+positional write, a truncate, an fsync, or one atomic replacement for an index built in memory),
+so crash injection sees each mutation.
 """
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Self
 
-from storage_core.errors import CorruptIndexError
+from storage_core.errors import CorruptIndexError, OffsetOverflowError
 from storage_core.fs import FileHandle, FileSystem, default_fs
 
 DEFAULT_MAX_INDEX_SIZE = 10_485_760
+_INT32_MAX = 2**31 - 1  # the largest relative offset an entry can store
 
 
 class SparseIndex:
-    """An index file of fixed-size entries; subclasses declare `ENTRY` and the key of an entry.
+    """An index file of fixed-size entries. Use :meth:`open` or :meth:`build_in_memory`.
 
     Args:
         path: the index file.
         base_offset: the segment's base offset.
         data: the file's bytes at open.
-        handle: a writable handle, or None when opened read-only.
+        writable: whether writes are allowed.
         max_index_size: the preallocation size (`segment.index.bytes`).
         fs: the file system.
     """
@@ -46,8 +53,8 @@ class SparseIndex:
         path: Path,
         base_offset: int,
         *,
-        data: bytes,
-        handle: FileHandle | None,
+        data: bytes | bytearray | memoryview,
+        writable: bool,
         max_index_size: int,
         fs: FileSystem,
     ) -> None:
@@ -55,11 +62,18 @@ class SparseIndex:
         self.base_offset = base_offset
         self.max_index_size = max_index_size
         self._fs = fs
-        self._handle = handle
+        self._writable = writable
+        self._handle: FileHandle | None = None
         self._in_memory = False
         self._length = len(data)
         self._entries = len(data) // self.ENTRY.size
-        self._buf = bytearray(data[: self._entries * self.ENTRY.size])
+        self._buf = bytearray(memoryview(data)[: self._entries * self.ENTRY.size])
+
+    @classmethod
+    def _preallocated_length(cls, max_index_size: int) -> int:
+        if max_index_size < cls.ENTRY.size:
+            raise ValueError(f"invalid max index size {max_index_size}: below one {cls.ENTRY.size}-byte entry")
+        return max_index_size // cls.ENTRY.size * cls.ENTRY.size
 
     @classmethod
     def open(
@@ -70,37 +84,41 @@ class SparseIndex:
         max_index_size: int = DEFAULT_MAX_INDEX_SIZE,
         writable: bool = False,
         fs: FileSystem | None = None,
-    ):
-        """Open an index; a missing file is created preallocated when `writable`, else reads as empty."""
+    ) -> Self:
+        """Open an index file.
+
+        A missing file is created preallocated when `writable`, and reads as empty otherwise.
+
+        Raises:
+            ValueError: a new file's `max_index_size` is below one entry.
+        """
         fs = fs or default_fs()
         path = Path(path)
-        size = cls.ENTRY.size
-        if not fs.exists(path):
-            if not writable:
-                return cls(path, base_offset, data=b"", handle=None, max_index_size=max_index_size, fs=fs)
-            handle = fs.open(path, writable=True, create=True)
-            handle.truncate(max_index_size // size * size)
-            index = cls(path, base_offset, data=b"", handle=handle, max_index_size=max_index_size, fs=fs)
-            index._length = max_index_size // size * size
-            return index
-        data = bytes(fs.mmap(path))
-        handle = fs.open(path, writable=True) if writable else None
-        return cls(path, base_offset, data=data, handle=handle, max_index_size=max_index_size, fs=fs)
+        if fs.exists(path):
+            return cls(path, base_offset, data=fs.mmap(path), writable=writable, max_index_size=max_index_size, fs=fs)
+        index = cls(path, base_offset, data=b"", writable=writable, max_index_size=max_index_size, fs=fs)
+        if writable:
+            length = cls._preallocated_length(max_index_size)
+            index._handle = fs.open(path, writable=True, create=True)
+            index._handle.truncate(length)
+            index._length = length
+        return index
 
     @classmethod
-    def build_in_memory(cls, path: Path, base_offset: int, *, max_index_size: int, fs: FileSystem):
+    def build_in_memory(cls, path: Path, base_offset: int, *, max_index_size: int, fs: FileSystem) -> Self:
         """An empty, preallocated index built in memory and written by :meth:`persist` in one step.
 
         Recovery builds indexes this way, so a crash never leaves a half-written index behind: the
         file is either the old one or the complete new one.
         """
-        index = cls(Path(path), base_offset, data=b"", handle=None, max_index_size=max_index_size, fs=fs)
+        index = cls(Path(path), base_offset, data=b"", writable=True, max_index_size=max_index_size, fs=fs)
         index._in_memory = True
-        index._length = max_index_size // cls.ENTRY.size * cls.ENTRY.size
+        index._length = cls._preallocated_length(max_index_size)
         return index
 
     @property
     def in_memory(self) -> bool:
+        """True until an index built in memory is persisted."""
         return self._in_memory
 
     def encoded(self) -> bytes:
@@ -108,9 +126,13 @@ class SparseIndex:
         return bytes(self._buf)
 
     def persist(self) -> None:
-        """Write an in-memory index, trimmed, atomically over its file (fsynced, directory fsynced)."""
+        """Write an in-memory index, trimmed, atomically over its file (fsynced, directory fsynced).
+
+        Later writes go to the file.
+        """
         self._fs.write_atomic(self.path, self.encoded())
         self._length = len(self._buf)
+        self._in_memory = False
 
     # -- shape -----------------------------------------------------------------------------------
     @property
@@ -126,15 +148,33 @@ class SparseIndex:
         """The file's length in bytes."""
         return self._length
 
+    def can_append_offset(self, offset: int) -> bool:
+        """Whether `offset` fits an entry: within int32 above the base offset (`canAppendOffset`)."""
+        return 0 <= offset - self.base_offset <= _INT32_MAX
+
+    def _relative(self, offset: int) -> int:
+        """`offset` relative to the base offset (raises OffsetOverflowError when it does not fit)."""
+        if not self.can_append_offset(offset):
+            raise OffsetOverflowError(
+                "offset cannot be stored relative to the segment's base offset", segment=self.path, offset=offset
+            )
+        return offset - self.base_offset
+
     def raw_entry(self, n: int) -> tuple[int, ...]:
+        """The fields of entry `n` as stored (offsets relative)."""
         return self.ENTRY.unpack_from(self._buf, n * self.ENTRY.size)
 
     def has_zero_tail(self) -> bool:
-        """True if the last entry is all zero bytes: a preallocated region that was never written."""
+        """True if the entries end in all-zero bytes: a preallocated region never written.
+
+        That is the shape a crash leaves (a full-size, zero-filled file, or zeros after the last
+        written entry). No sound index ends in a zero entry: an offset-index entry never points at
+        position 0 (the first batch is never indexed), and a time index would need timestamp 0 at
+        the base offset.
+        """
         if self._entries == 0:
             return False
-        size = self.ENTRY.size
-        return not any(self._buf[(self._entries - 1) * size :])
+        return not any(self._buf[(self._entries - 1) * self.ENTRY.size :])
 
     def _key(self, n: int) -> int:
         raise NotImplementedError
@@ -154,49 +194,58 @@ class SparseIndex:
             return "zero-filled tail (preallocated, never written)"
         return None
 
-    def _largest_lower_bound(self, target: int) -> int:
-        """Index of the last entry whose key is <= target, or -1."""
+    def _largest_lower_bound(self, target: int, key: Callable[[int], int] | None = None) -> int:
+        """Number of the last entry whose key (`_key` unless given) is <= target, or -1.
+
+        Kafka searches a "warm" tail section first to stay in the page cache; over sorted keys
+        the answer is the same as this plain binary search.
+        """
+        key = key or self._key
         low, high = 0, self._entries - 1
-        if high < 0 or self._key(0) > target:
+        if high < 0 or key(0) > target:
             return -1
         while low < high:
             middle = (low + high + 1) // 2
-            if self._key(middle) <= target:
+            if key(middle) <= target:
                 low = middle
             else:
                 high = middle - 1
         return low
 
     # -- writes ----------------------------------------------------------------------------------
-    def _writable(self) -> FileHandle:
-        if self._handle is None:
+    def _file(self) -> FileHandle:
+        if not self._writable:
             raise ValueError(f"{self.path} was opened read-only")
+        if self._handle is None:
+            self._handle = self._fs.open(self.path, writable=True)
         return self._handle
 
     def _append_entry(self, entry: bytes) -> None:
         position = self._entries * self.ENTRY.size
-        if self._entries >= self.max_entries:
-            self._length = position + len(entry)
         if not self._in_memory:
-            self._writable().write_at(position, entry)
+            self._file().write_at(position, entry)
         self._buf[position:] = entry
         self._entries += 1
+        self._length = max(self._length, position + len(entry))  # a write past the end extends the file
 
     def _truncate_to_entries(self, entries: int) -> None:
         self._entries = min(entries, self._entries)
         del self._buf[self._entries * self.ENTRY.size :]
 
     def resize(self, new_size: int) -> None:
-        """Set the file length to `new_size` rounded down to whole entries (zero-extends)."""
+        """Set the file length to `new_size` rounded down to whole entries (zero-extends).
+
+        Entries beyond the new length are dropped.
+        """
         rounded = new_size // self.ENTRY.size * self.ENTRY.size
         if rounded != self._length:
             if not self._in_memory:
-                self._writable().truncate(rounded)
+                self._file().truncate(rounded)
             self._length = rounded
-        if self._entries > rounded // self.ENTRY.size:
-            self._truncate_to_entries(rounded // self.ENTRY.size)
+        self._truncate_to_entries(rounded // self.ENTRY.size)
 
     def trim_to_valid_size(self) -> None:
+        """Resize the file to its entries (done at roll, close and after recovery)."""
         self.resize(self._entries * self.ENTRY.size)
 
     def flush(self) -> None:
@@ -207,3 +256,8 @@ class SparseIndex:
         if self._handle is not None:
             self._handle.close()
             self._handle = None
+
+    def delete(self) -> None:
+        """Close the index and delete its file if it exists."""
+        self.close()
+        self._fs.delete(self.path)

@@ -5,10 +5,11 @@ TimeIndexEntry => Timestamp => Int64        largest batch max timestamp seen so 
                   RelativeOffset => Int32   last offset of the batch that carried it, minus base
 ```
 
-Timestamps strictly increase, offsets never decrease. An entry is written only when its timestamp
-is above the last one, so data without timestamps leaves the index empty. One slot is kept for the
-entry written when the segment rolls or closes (`is_full` is `entries >= max_entries - 1`). Lookup
-returns the largest entry with timestamp <= target, else (-1, base offset). Not checksummed.
+Big-endian, 12-byte entries, no header. Timestamps strictly increase, offsets never decrease. An
+entry is written only when its timestamp is above the last one, so data without timestamps leaves
+the index empty. One slot is kept for the entry written when the segment rolls or closes
+(`is_full` is `entries >= max_entries - 1`). Lookup returns the largest entry with timestamp <=
+target, else (-1, base offset). Not checksummed; rebuilt from the `.log` after a crash.
 """
 
 from __future__ import annotations
@@ -30,12 +31,13 @@ class TimestampOffset(NamedTuple):
 class TimeIndex(SparseIndex):
     """A segment's time index."""
 
-    ENTRY = struct.Struct(">qi")
+    ENTRY = struct.Struct(">qi")  # Timestamp, RelativeOffset
 
     def _key(self, n: int) -> int:
         return self.raw_entry(n)[0]
 
     def entry(self, n: int) -> TimestampOffset:
+        """Entry number `n`, with its absolute offset."""
         timestamp, relative = self.raw_entry(n)
         return TimestampOffset(timestamp, self.base_offset + relative)
 
@@ -62,6 +64,7 @@ class TimeIndex(SparseIndex):
             ValueError: the index is full (unless `skip_full_check`).
             InvalidOffsetError: `offset` is below the last entry's offset.
             StorageError: `timestamp` is below the last entry's timestamp.
+            OffsetOverflowError: `offset` is not within int32 above the base offset.
         """
         if not skip_full_check and self.is_full():
             raise ValueError(f"{self.path} is full ({self.entry_count} entries)")
@@ -71,13 +74,16 @@ class TimeIndex(SparseIndex):
         if self.entry_count and timestamp < last.timestamp:
             raise StorageError(f"attempt to append timestamp {timestamp} to {self.path} after {last.timestamp}")
         if timestamp > last.timestamp:
-            self._append_entry(self.ENTRY.pack(timestamp, offset - self.base_offset))
+            self._append_entry(self.ENTRY.pack(timestamp, self._relative(offset)))
+
+    def _relative_offset(self, n: int) -> int:
+        return self.raw_entry(n)[1]
 
     def truncate_to(self, offset: int) -> None:
-        """Keep only the entries with offset < `offset`."""
-        keep = 0
-        while keep < self.entry_count and self.entry(keep).offset < offset:
-            keep += 1
+        """Keep only the entries with offset < `offset` (offsets never decrease)."""
+        target = offset - self.base_offset
+        slot = self._largest_lower_bound(target, key=self._relative_offset)
+        keep = 0 if slot < 0 else slot + (0 if self._relative_offset(slot) == target else 1)
         self._truncate_to_entries(keep)
 
     def sanity_check(self) -> None:

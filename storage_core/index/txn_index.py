@@ -8,8 +8,10 @@ AbortedTxn => Version => Int16          0 (readers look at its first byte only)
               LastStableOffset => Int64 LSO when the abort was written
 ```
 
-34-byte entries, append-only, no preallocation; the file is created on the first append. Entries
-strictly increase in last offset; a trailing partial entry is ignored. Rebuilt by recovery.
+Big-endian, 34-byte entries, append-only, no preallocation; the file is created on the first append.
+Entries strictly increase in last offset; a trailing partial entry is ignored. Kafka's reader takes
+the version from the first byte alone, as a signed byte, and rejects a version above 0 (§8.1).
+Not checksummed; recovery rebuilds it by replaying producer state.
 """
 
 from __future__ import annotations
@@ -21,11 +23,12 @@ from typing import NamedTuple
 from storage_core.errors import CorruptIndexError
 from storage_core.fs import FileHandle, FileSystem, default_fs
 
-_ENTRY = struct.Struct(">hqqqq")
+_ENTRY = struct.Struct(">hqqqq")  # Version, ProducerId, FirstOffset, LastOffset, LastStableOffset
+CURRENT_VERSION = 0
 
 
 class AbortedTxn(NamedTuple):
-    """One aborted transaction."""
+    """One aborted transaction; `version` is the stored Int16."""
 
     producer_id: int
     first_offset: int
@@ -44,15 +47,16 @@ def decode_txn_index(data: bytes, *, path: Path | None = None) -> list[AbortedTx
     """The entries of a `.txnindex` (a trailing partial entry is ignored).
 
     Raises:
-        CorruptIndexError: an entry whose version byte is above 0.
+        CorruptIndexError: an entry whose version, read as Kafka does, is above 0.
     """
     entries = []
     for position in range(0, len(data) - ENTRY_SIZE + 1, ENTRY_SIZE):
-        if data[position] > 0:
-            raise CorruptIndexError(
-                f"unexpected aborted transaction version {data[position]}", path=path, position=position
-            )
         version, producer_id, first, last, lso = _ENTRY.unpack_from(data, position)
+        kafka_version = version >> 8  # `AbortedTxn.version()`: the signed first byte of the Int16
+        if kafka_version > CURRENT_VERSION:
+            raise CorruptIndexError(
+                f"unexpected aborted transaction version {kafka_version}", path=path, position=position
+            )
         entries.append(AbortedTxn(producer_id, first, last, lso, version))
     return entries
 
@@ -70,6 +74,11 @@ class TransactionIndex:
 
     @classmethod
     def open(cls, path: Path, base_offset: int, *, fs: FileSystem | None = None) -> TransactionIndex:
+        """Read a segment's txn index; a missing file reads as empty and is created on the first append.
+
+        Raises:
+            CorruptIndexError: an entry has an unknown version.
+        """
         fs = fs or default_fs()
         path = Path(path)
         entries = decode_txn_index(fs.read_bytes(path), path=path) if fs.exists(path) else []
@@ -87,9 +96,13 @@ class TransactionIndex:
         return self._in_memory
 
     def persist(self) -> None:
-        """Write an in-memory index atomically (only if it has entries or its file already exists)."""
+        """Write an in-memory index atomically (only if it has entries or its file already exists).
+
+        Later appends go to the file.
+        """
         if self._entries or self._fs.exists(self.path):
             self._fs.write_atomic(self.path, b"".join(e.encode() for e in self._entries))
+        self._in_memory = False
 
     def all_entries(self) -> list[AbortedTxn]:
         return list(self._entries)
@@ -148,3 +161,8 @@ class TransactionIndex:
         if self._handle is not None:
             self._handle.close()
             self._handle = None
+
+    def delete(self) -> None:
+        """Close the index and delete its file if it exists."""
+        self.close()
+        self._fs.delete(self.path)

@@ -1,35 +1,38 @@
 """Record batch, magic 2: one layout declaration shared by the reader and the builder.
 
-Mirrors `DefaultRecordBatch.java` and `DefaultRecord.java` (kafka-format.md §4). Big-endian:
+Mirrors `clients/.../common/record/DefaultRecordBatch.java` and `DefaultRecord.java`
+(kafka-format.md §4). Big-endian, signed, except the CRC (unsigned):
 
 ```
 RecordBatch =>
-  BaseOffset => Int64            absolute offset of the first record
+  BaseOffset => Int64            absolute offset of the first record (offset delta 0)
   Length => Int32                bytes after this field (batch size - 12)
-  PartitionLeaderEpoch => Int32  not covered by the CRC
+  PartitionLeaderEpoch => Int32  -1 = none; NOT covered by the CRC
   Magic => Int8                  2
   CRC => Uint32                  CRC-32C of bytes [21, end)
   Attributes => Int16            bits 0-2 codec, 3 LogAppendTime, 4 transactional, 5 control,
                                  6 delete horizon in BaseTimestamp
-  LastOffsetDelta => Int32
-  BaseTimestamp => Int64         first timestamp, or the delete horizon (bit 6), or -1
-  MaxTimestamp => Int64
+  LastOffsetDelta => Int32       last offset - base offset (also the last sequence delta)
+  BaseTimestamp => Int64         first record's timestamp, or the delete horizon (bit 6), or -1
+  MaxTimestamp => Int64          max record timestamp (CreateTime) or the append time (LogAppendTime)
   ProducerId => Int64            -1 = none
-  ProducerEpoch => Int16
-  BaseSequence => Int32
+  ProducerEpoch => Int16         -1 = none
+  BaseSequence => Int32          -1 = none; record sequence = BaseSequence + OffsetDelta, wrapping at 2^31-1
   RecordsCount => Int32
-  Records => [Record]            compressed as one stream when the codec is not none
+  Records => [Record]            one compressed stream when the codec is not none
 
 Record =>
   Length => Varint  Attributes => Int8  TimestampDelta => Varlong  OffsetDelta => Varint
   KeyLength => Varint (<0: null)  Key  ValueLength => Varint (<0: null)  Value
-  HeadersCount => Varint  Headers => [KeyLength => Varint (>=0)  Key (UTF-8)  ValueLength => Varint  Value]
+  HeadersCount => Varint  [HeaderKeyLength => Varint (>=0)  HeaderKey (UTF-8)  HeaderValueLength => Varint  Value]
 ```
 
-Invariants: offsets in a batch increase; after compaction `RecordsCount` can be below
-`LastOffsetDelta + 1` (records removed, base offset, last offset delta and base sequence kept) and a
-batch can hold no record at all (61 bytes, codec none, BaseTimestamp -1). Validity = size >= 61 and
-the CRC matches; records are not checked by the CRC test (Kafka does not decompress to validate).
+Invariants: offsets increase inside a batch. After compaction `RecordsCount` may be below
+`LastOffsetDelta + 1` (BaseOffset, LastOffsetDelta and BaseSequence are kept), and a batch may hold
+no record at all (61 bytes, codec none, BaseTimestamp -1, MaxTimestamp kept). A LogAppendTime batch
+reports MaxTimestamp as every record's timestamp. Validity (Kafka's `isValid`) is size >= 61 and a
+matching CRC; the records are not decoded for it. Crash story: a torn batch at the end of a `.log`
+fails the size or CRC check and recovery truncates it (file_records.py).
 """
 
 from __future__ import annotations
@@ -39,13 +42,45 @@ from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from storage_core.errors import CorruptRecordError
-from storage_core.records.compression import CODECS, CompressionType, decompress
+from storage_core.records.compression import CODECS, CompressionType
 from storage_core.records.control import ControlRecordType, EndTxnMarker, encode_control_key, parse_control_key
 from storage_core.records.crc import crc32c
-from storage_core.records.record import Header, Record, TimestampType
-from storage_core.records.varint import decode_varint, decode_varlong, encode_varint, encode_varlong
+from storage_core.records.record import (
+    Header,
+    Record,
+    TimestampType,
+    decode_key,
+    decode_record,
+    encode_record,
+    increment_sequence,
+)
 
-_FIELDS = (
+__all__ = [  # Header, Record and TimestampType live in record.py and are part of this module's API too
+    "ATTRIBUTES_POSITION",
+    "CONTROL_MASK",
+    "CRC_POSITION",
+    "DELETE_HORIZON_MASK",
+    "FIELDS",
+    "FIELD_CODE",
+    "FIELD_POSITION",
+    "HEADER",
+    "LOG_OVERHEAD",
+    "MAGIC_POSITION",
+    "MAGIC_VALUE",
+    "RECORD_BATCH_OVERHEAD",
+    "TIMESTAMP_TYPE_MASK",
+    "TRANSACTIONAL_MASK",
+    "BatchHeader",
+    "Header",
+    "Record",
+    "RecordBatch",
+    "TimestampType",
+    "build_batch",
+    "build_end_txn_marker",
+    "increment_sequence",
+]
+
+FIELDS = (  # the header, field by field: (name, struct code); everything below derives from it
     ("base_offset", "q"),
     ("batch_length", "i"),
     ("partition_leader_epoch", "i"),
@@ -60,16 +95,17 @@ _FIELDS = (
     ("base_sequence", "i"),
     ("records_count", "i"),
 )
-HEADER = struct.Struct(">" + "".join(code for _, code in _FIELDS))
-FIELD_POSITION = {
-    name: struct.calcsize(">" + "".join(c for _, c in _FIELDS[:i])) for i, (name, _) in enumerate(_FIELDS)
-}
+FIELD_CODE = dict(FIELDS)
+HEADER = struct.Struct(">" + "".join(FIELD_CODE.values()))
+FIELD_POSITION = {name: struct.calcsize(">" + "".join(c for _, c in FIELDS[:i])) for i, (name, _) in enumerate(FIELDS)}
 RECORD_BATCH_OVERHEAD = HEADER.size  # 61
-LOG_OVERHEAD = FIELD_POSITION["partition_leader_epoch"]  # 12: offset + length
+LOG_OVERHEAD = FIELD_POSITION["partition_leader_epoch"]  # 12: base offset + length, common to every magic
+MAGIC_POSITION = FIELD_POSITION["magic"]  # 16, common to every magic
 CRC_POSITION = FIELD_POSITION["crc"]  # 17
-ATTRIBUTES_POSITION = FIELD_POSITION["attributes"]  # 21: the CRC covers from here on
+ATTRIBUTES_POSITION = FIELD_POSITION["attributes"]  # 21: the CRC covers from here to the end
+_CRC = struct.Struct(">" + FIELD_CODE["crc"])
+MAGIC_VALUE = 2
 
-COMPRESSION_MASK = 0x07
 TIMESTAMP_TYPE_MASK = 0x08
 TRANSACTIONAL_MASK = 0x10
 CONTROL_MASK = 0x20
@@ -79,7 +115,7 @@ _INT32_MAX = 2**31 - 1
 
 
 class BatchHeader(NamedTuple):
-    """The 61-byte header of a magic-2 batch, field by field."""
+    """The 61-byte header of a magic-2 batch, field by field (same order as `HEADER`)."""
 
     base_offset: int
     batch_length: int
@@ -96,24 +132,31 @@ class BatchHeader(NamedTuple):
     records_count: int
 
 
-def increment_sequence(sequence: int, increment: int) -> int:
-    """`DefaultRecordBatch.incrementSequence`: add, wrapping past int32 max to 0."""
-    if sequence > _INT32_MAX - increment:
-        return increment - (_INT32_MAX - sequence) - 1
-    return sequence + increment
-
-
 class RecordBatch:
-    """A zero-copy view of one magic-2 batch inside a buffer (bytes, mmap, memoryview)."""
+    """A zero-copy view of one whole magic-2 batch inside a buffer (bytes, mmap, memoryview).
+
+    Raises (on construction):
+        CorruptRecordError: the batch is shorter than its 61-byte header, or runs past the buffer.
+    """
 
     __slots__ = ("_buffer", "header", "position")
 
     def __init__(self, buffer: bytes | bytearray | memoryview, position: int = 0) -> None:
+        if len(buffer) - position < RECORD_BATCH_OVERHEAD:
+            raise CorruptRecordError(
+                f"a batch needs {RECORD_BATCH_OVERHEAD} bytes, {len(buffer) - position} are left", position=position
+            )
+        self.header = BatchHeader._make(HEADER.unpack_from(buffer, position))
+        size = self.header.batch_length + LOG_OVERHEAD
+        if size < RECORD_BATCH_OVERHEAD:
+            raise CorruptRecordError(
+                f"batch size {size} is smaller than the minimum overhead {RECORD_BATCH_OVERHEAD}", position=position
+            )
+        if position + size > len(buffer):
+            raise CorruptRecordError(f"batch of {size} bytes runs past the end of the buffer", position=position)
         self._buffer = buffer
         self.position = position
-        self.header = BatchHeader._make(HEADER.unpack_from(buffer, position))
 
-    # -- header fields ---------------------------------------------------------------------------
     @property
     def size_in_bytes(self) -> int:
         return self.header.batch_length + LOG_OVERHEAD
@@ -149,6 +192,7 @@ class RecordBatch:
 
     @property
     def compression(self) -> CompressionType:
+        """The codec; raises UnsupportedFormatError for ids 5-7."""
         return CompressionType.of(self.header.attributes)
 
     @property
@@ -207,58 +251,60 @@ class RecordBatch:
     def records_count(self) -> int:
         return self.header.records_count
 
-    # -- validity --------------------------------------------------------------------------------
     def compute_crc(self) -> int:
         """CRC-32C of bytes [21, end) of the batch."""
-        start = self.position + ATTRIBUTES_POSITION
-        return crc32c(memoryview(self._buffer)[start : self.position + self.size_in_bytes])
+        return crc32c(self.raw[ATTRIBUTES_POSITION:])
 
     def is_valid(self) -> bool:
-        """Kafka's `isValid`: at least 61 bytes, inside the buffer, and the CRC matches."""
-        size = self.size_in_bytes
-        if size < RECORD_BATCH_OVERHEAD or self.position + size > len(self._buffer):
-            return False
+        """Kafka's `isValid`: at least 61 bytes (guaranteed by construction) and a matching CRC."""
         return self.compute_crc() == self.header.crc
 
     def ensure_valid(self) -> None:
-        """Raises CorruptRecordError (with the batch's position) unless :meth:`is_valid`."""
-        if self.size_in_bytes < RECORD_BATCH_OVERHEAD:
+        """Raises CorruptRecordError (at the batch's position) unless :meth:`is_valid`."""
+        computed = self.compute_crc()
+        if computed != self.header.crc:
             raise CorruptRecordError(
-                f"batch is {self.size_in_bytes} bytes, smaller than the {RECORD_BATCH_OVERHEAD}-byte header",
-                position=self.position,
-            )
-        if not self.is_valid():
-            raise CorruptRecordError(
-                f"batch CRC {self.header.crc} does not match the computed {self.compute_crc()}",
+                f"record batch is corrupt (stored crc = {self.header.crc}, computed crc = {computed})",
                 position=self.position,
             )
 
-    # -- records ---------------------------------------------------------------------------------
+    def _records_section(self) -> bytes:
+        body = self.raw[RECORD_BATCH_OVERHEAD:]
+        codec = self.compression
+        return bytes(body) if codec is CompressionType.NONE else CODECS[codec].decompress(body)
+
     def records(self) -> list[Record]:
-        """Decompress and decode every record.
+        """Decompress and decode every record (offsets absolute, sequences and timestamps resolved).
 
         Raises:
-            CorruptRecordError: a record does not parse, or the declared count or sizes disagree
-                with the bytes (Kafka's InvalidRecordException).
+            CorruptRecordError: the records do not decompress or parse, a record does not consume
+                exactly its declared length, or bytes remain after `records_count` records
+                (Kafka's InvalidRecordException); `position` is the batch's.
+            UnsupportedFormatError: an unknown codec id.
         """
         header = self.header
-        body = memoryview(self._buffer)[self.position + RECORD_BATCH_OVERHEAD : self.position + self.size_in_bytes]
-        codec = self.compression
-        data = bytes(body) if codec is CompressionType.NONE else decompress(codec, body, position=self.position)
         if header.records_count < 0:
-            raise CorruptRecordError(f"negative record count {header.records_count}", position=self.position)
-        log_append_time = bool(header.attributes & TIMESTAMP_TYPE_MASK)
+            raise CorruptRecordError(f"invalid record count {header.records_count}", position=self.position)
+        log_append_time = header.max_timestamp if header.attributes & TIMESTAMP_TYPE_MASK else None
         records = []
-        pos = 0
         try:
+            data = self._records_section()
+            pos = 0
             for _ in range(header.records_count):
-                record, pos = _decode_record(data, pos, header, log_append_time)
+                record, pos = decode_record(
+                    data,
+                    pos,
+                    base_offset=header.base_offset,
+                    base_timestamp=header.base_timestamp,
+                    base_sequence=header.base_sequence,
+                    log_append_time=log_append_time,
+                )
                 records.append(record)
-        except (CorruptRecordError, IndexError, UnicodeDecodeError) as exc:
+        except (CorruptRecordError, IndexError) as exc:
             raise CorruptRecordError(f"invalid record in batch: {exc}", position=self.position) from None
         if pos != len(data):
             raise CorruptRecordError(
-                f"incorrect declared batch size: {len(data) - pos} bytes after {header.records_count} records",
+                f"incorrect declared batch size: {len(data) - pos} bytes left after {header.records_count} records",
                 position=self.position,
             )
         return records
@@ -266,117 +312,53 @@ class RecordBatch:
     def keys(self) -> Iterator[tuple[int, bytes | None]]:
         """(offset, key) of every record, decoding nothing else: what the cleaner's map phase reads.
 
-        Framing is not fully checked here (`records()` does that when the batch is cleaned).
+        Record framing is not fully checked here; :meth:`records` checks it when the batch is cleaned.
         """
         header = self.header
-        body = memoryview(self._buffer)[self.position + RECORD_BATCH_OVERHEAD : self.position + self.size_in_bytes]
-        codec = self.compression
-        data = bytes(body) if codec is CompressionType.NONE else decompress(codec, body, position=self.position)
+        data = self._records_section()
         pos = 0
         try:
             for _ in range(max(header.records_count, 0)):
-                length, pos = _varint(data, pos)
-                end = pos + length
-                _, field = _varlong(data, pos + 1)  # attributes, then timestamp delta
-                offset_delta, field = _varint(data, field)
-                key_length, field = _varint(data, field)
-                yield header.base_offset + offset_delta, data[field : field + key_length] if key_length >= 0 else None
-                pos = end
+                offset_delta, key, pos = decode_key(data, pos)
+                yield header.base_offset + offset_delta, key
         except IndexError:
             raise CorruptRecordError("record runs past the batch", position=self.position) from None
 
-    def control_type(self) -> int | None:
-        """The control type code of a control batch's record, None for data or empty batches."""
+    def _control_record(self) -> tuple[int, Record] | None:
+        """(type code, record) of a control batch; None for a data batch or a control batch without a record."""
         if not self.is_control:
             return None
         records = self.records()
         if not records or records[0].key is None:
             return None
-        return parse_control_key(records[0].key)
+        return parse_control_key(records[0].key), records[0]
+
+    def control_type(self) -> int | None:
+        """The control type code of a control batch (a ControlRecordType value or an unknown code).
+
+        Returns None for a data batch and for a control batch whose record was compacted away.
+        """
+        control = self._control_record()
+        return None if control is None else control[0]
+
+    def end_txn_marker(self) -> EndTxnMarker | None:
+        """The marker of a COMMIT or ABORT batch, None for any other batch.
+
+        Raises:
+            CorruptRecordError: the marker record has no value or a malformed one.
+        """
+        control = self._control_record()
+        if control is None:
+            return None
+        code, record = control
+        if code not in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
+            return None
+        if record.value is None:
+            raise CorruptRecordError("transaction marker without a value", position=self.position)
+        return EndTxnMarker.decode(record.value)
 
     def __repr__(self) -> str:
         return f"RecordBatch(position={self.position}, {self.header})"
-
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    """A zig-zag varint; one- and two-byte values (most lengths and deltas) skip the general decoder."""
-    first = data[pos]
-    if first < 0x80:
-        return (first >> 1) ^ -(first & 1), pos + 1
-    second = data[pos + 1]
-    if second < 0x80:
-        z = (first & 0x7F) | (second << 7)
-        return (z >> 1) ^ -(z & 1), pos + 2
-    return decode_varint(data, pos)
-
-
-def _varlong(data: bytes, pos: int) -> tuple[int, int]:
-    """A zig-zag varlong, with the same one-byte fast path."""
-    first = data[pos]
-    if first < 0x80:
-        return (first >> 1) ^ -(first & 1), pos + 1
-    return decode_varlong(data, pos)
-
-
-def _decode_record(data: bytes, pos: int, header: BatchHeader, log_append_time: bool) -> tuple[Record, int]:
-    length, pos = _varint(data, pos)
-    end = pos + length
-    if length < 0 or end > len(data):
-        raise CorruptRecordError(f"record of {length} bytes runs past the batch")
-    pos += 1  # attributes, unused
-    timestamp_delta, pos = _varlong(data, pos)
-    offset_delta, pos = _varint(data, pos)
-    key_length, pos = _varint(data, pos)
-    key = None
-    if key_length >= 0:
-        key = data[pos : pos + key_length]
-        pos += key_length
-    value_length, pos = _varint(data, pos)
-    value = None
-    if value_length >= 0:
-        value = data[pos : pos + value_length]
-        pos += value_length
-    header_count, pos = _varint(data, pos)
-    if header_count < 0 or header_count > end - pos:
-        raise CorruptRecordError(f"invalid header count {header_count}")
-    headers: list[Header] = []
-    for _ in range(header_count):
-        key_size, pos = _varint(data, pos)
-        if key_size < 0:
-            raise CorruptRecordError(f"negative header key length {key_size}")
-        header_key = data[pos : pos + key_size].decode("utf-8")
-        pos += key_size
-        value_size, pos = _varint(data, pos)
-        header_value = None
-        if value_size >= 0:
-            header_value = data[pos : pos + value_size]
-            pos += value_size
-        headers.append((header_key, header_value))
-    if pos != end or (key is not None and len(key) != key_length) or (value is not None and len(value) != value_length):
-        raise CorruptRecordError("record fields do not fill its declared length")
-    sequence = -1 if header.base_sequence < 0 else increment_sequence(header.base_sequence, offset_delta)
-    timestamp = header.max_timestamp if log_append_time else header.base_timestamp + timestamp_delta
-    return Record(header.base_offset + offset_delta, timestamp, key, value, tuple(headers), sequence), end
-
-
-# -- builder ---------------------------------------------------------------------------------------
-
-
-def _encode_record(record: Record, *, base_offset: int, base_timestamp: int) -> bytes:
-    body = bytearray(b"\x00")
-    body += encode_varlong(record.timestamp - base_timestamp)
-    body += encode_varint(record.offset - base_offset)
-    for part in (record.key, record.value):
-        if part is None:
-            body += b"\x01"  # varint(-1)
-        else:
-            body += encode_varint(len(part)) + part
-    body += encode_varint(len(record.headers))
-    for header_key, header_value in record.headers:
-        encoded_key = header_key.encode("utf-8")
-        body += encode_varint(len(encoded_key)) + encoded_key
-        body += b"\x01" if header_value is None else encode_varint(len(header_value)) + header_value
-    return encode_varint(len(body)) + bytes(body)
 
 
 def build_batch(
@@ -384,6 +366,7 @@ def build_batch(
     *,
     base_offset: int,
     compression: CompressionType = CompressionType.NONE,
+    timestamp_type: TimestampType = TimestampType.CREATE_TIME,
     producer_id: int = -1,
     producer_epoch: int = -1,
     base_sequence: int = -1,
@@ -393,71 +376,109 @@ def build_batch(
     delete_horizon_ms: int | None = None,
     log_append_time_ms: int | None = None,
     last_offset_delta: int | None = None,
+    base_timestamp: int | None = None,
     max_timestamp: int | None = None,
 ) -> bytes:
-    """Build one magic-2 batch from records that carry absolute offsets.
+    """Build one magic-2 batch from records that carry absolute offsets (`MemoryRecordsBuilder`).
 
     Args:
-        records: the records, offsets increasing (gaps allowed, as after compaction).
-        base_offset: the batch's base offset (<= the first record's offset).
-        compression: the codec of the records section (an empty batch is always uncompressed).
-        producer_id: the producer id, -1 for none; with `producer_epoch` and `base_sequence`.
+        records: the records, offsets strictly increasing from `base_offset` (gaps allowed, as after
+            compaction). Their `sequence` is not written: it follows from `base_sequence`.
+        base_offset: the batch's BaseOffset.
+        compression: the codec of the records section (a batch without records is always uncompressed).
+        timestamp_type: CREATE_TIME, or LOG_APPEND_TIME (then `log_append_time_ms` is required).
+        producer_id: -1 for none; with `producer_epoch` and `base_sequence` (-1 for none).
         is_transactional: attribute bit 4.
         is_control: attribute bit 5.
-        partition_leader_epoch: stamped leader epoch (-1 none).
-        delete_horizon_ms: sets attribute bit 6 and stores the horizon as the base timestamp.
-        log_append_time_ms: LogAppendTime batch: every record reads this timestamp.
-        last_offset_delta: keep a larger last offset delta than the records span (compaction).
-        max_timestamp: max timestamp for a batch without records (default -1).
+        partition_leader_epoch: the stamped leader epoch (-1 for none).
+        delete_horizon_ms: sets attribute bit 6 and stores the horizon as BaseTimestamp (record
+            timestamp deltas are then relative to it).
+        log_append_time_ms: the broker's append time: MaxTimestamp, and every record's timestamp on
+            read. Giving it implies LOG_APPEND_TIME.
+        last_offset_delta: keep a larger LastOffsetDelta than the records span (compaction keeps the
+            original batch's); default: the last record's offset delta (0 without records).
+        base_timestamp: BaseTimestamp; default: the delete horizon, else the first record's
+            timestamp, else -1.
+        max_timestamp: MaxTimestamp of a batch without records (an empty batch keeps its source's,
+            §4.6); ignored when there are records (their largest timestamp, or the append time).
 
     Returns:
         The batch's bytes, CRC filled in.
+
+    Raises:
+        ValueError: offsets not increasing or beyond int32 of `base_offset`, a `last_offset_delta`
+            below the records' span, LOG_APPEND_TIME without its time, NO_TIMESTAMP_TYPE, or a
+            delete horizon on a batch without records.
     """
     records = list(records)
-    if not records:
+    if timestamp_type is TimestampType.NO_TIMESTAMP_TYPE:
+        raise ValueError("a magic-2 batch is CREATE_TIME or LOG_APPEND_TIME")
+    log_append = timestamp_type is TimestampType.LOG_APPEND_TIME or log_append_time_ms is not None
+    if log_append and log_append_time_ms is None:
+        raise ValueError("LOG_APPEND_TIME needs log_append_time_ms")
+    if delete_horizon_ms is not None and base_timestamp not in (None, delete_horizon_ms):
+        raise ValueError("with a delete horizon, BaseTimestamp is the horizon")
+    if records:
+        if base_timestamp is None:
+            base_timestamp = records[0].timestamp if delete_horizon_ms is None else delete_horizon_ms
+    else:
+        if delete_horizon_ms is not None:
+            raise ValueError("a batch without records carries no delete horizon (Kafka's writeEmptyHeader)")
         compression = CompressionType.NONE
-    first_timestamp = records[0].timestamp if records else -1
-    base_timestamp = first_timestamp if delete_horizon_ms is None else delete_horizon_ms
-    body = b"".join(_encode_record(r, base_offset=base_offset, base_timestamp=base_timestamp) for r in records)
+        base_timestamp = -1 if base_timestamp is None else base_timestamp
+    out = bytearray(RECORD_BATCH_OVERHEAD)
+    records_max_timestamp = -1
+    previous = base_offset - 1
+    for record in records:
+        if record.offset <= previous or record.offset - base_offset > _INT32_MAX:
+            raise ValueError(f"offset {record.offset} does not follow {previous} in a batch based at {base_offset}")
+        previous = record.offset
+        records_max_timestamp = max(records_max_timestamp, record.timestamp)
+        encode_record(
+            out, record, offset_delta=record.offset - base_offset, timestamp_delta=record.timestamp - base_timestamp
+        )
     if compression is not CompressionType.NONE:
-        body = CODECS[compression].compress(body)
-    attributes = int(compression)
+        with memoryview(out) as view:
+            compressed = CODECS[compression].compress(view[RECORD_BATCH_OVERHEAD:])
+        del out[RECORD_BATCH_OVERHEAD:]
+        out += compressed
+    span = previous - base_offset if records else 0
+    if last_offset_delta is None:
+        last_offset_delta = span
+    elif last_offset_delta < span:
+        raise ValueError(f"last_offset_delta {last_offset_delta} is below the records' span {span}")
     if log_append_time_ms is not None:
-        attributes |= TIMESTAMP_TYPE_MASK
         batch_max_timestamp = log_append_time_ms
     elif records:
-        batch_max_timestamp = max(r.timestamp for r in records)
+        batch_max_timestamp = records_max_timestamp
     else:
         batch_max_timestamp = -1 if max_timestamp is None else max_timestamp
-    if is_transactional:
-        attributes |= TRANSACTIONAL_MASK
-    if is_control:
-        attributes |= CONTROL_MASK
-    if delete_horizon_ms is not None:
-        attributes |= DELETE_HORIZON_MASK
-    if last_offset_delta is None:
-        last_offset_delta = records[-1].offset - base_offset if records else 0
-    buffer = bytearray(RECORD_BATCH_OVERHEAD + len(body))
-    HEADER.pack_into(
-        buffer,
-        0,
-        base_offset,
-        len(buffer) - LOG_OVERHEAD,
-        partition_leader_epoch,
-        2,
-        0,
-        attributes,
-        last_offset_delta,
-        base_timestamp,
-        batch_max_timestamp,
-        producer_id,
-        producer_epoch,
-        base_sequence,
-        len(records),
+    attributes = (
+        int(compression)
+        | (TIMESTAMP_TYPE_MASK if log_append else 0)
+        | (TRANSACTIONAL_MASK if is_transactional else 0)
+        | (CONTROL_MASK if is_control else 0)
+        | (DELETE_HORIZON_MASK if delete_horizon_ms is not None else 0)
     )
-    buffer[RECORD_BATCH_OVERHEAD:] = body
-    struct.pack_into(">I", buffer, CRC_POSITION, crc32c(memoryview(buffer)[ATTRIBUTES_POSITION:]))
-    return bytes(buffer)
+    header = BatchHeader(
+        base_offset=base_offset,
+        batch_length=len(out) - LOG_OVERHEAD,
+        partition_leader_epoch=partition_leader_epoch,
+        magic=MAGIC_VALUE,
+        crc=0,
+        attributes=attributes,
+        last_offset_delta=last_offset_delta,
+        base_timestamp=base_timestamp,
+        max_timestamp=batch_max_timestamp,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=base_sequence,
+        records_count=len(records),
+    )
+    HEADER.pack_into(out, 0, *header)
+    with memoryview(out) as view:
+        _CRC.pack_into(out, CRC_POSITION, crc32c(view[ATTRIBUTES_POSITION:]))
+    return bytes(out)
 
 
 def build_end_txn_marker(
@@ -470,11 +491,11 @@ def build_end_txn_marker(
     timestamp: int,
     partition_leader_epoch: int = -1,
 ) -> bytes:
-    """A COMMIT or ABORT marker batch as the broker writes it (78 bytes, attributes 0x30)."""
+    """A COMMIT or ABORT marker batch as the broker writes it (78 bytes, attributes 0x30, §4.7)."""
     control_type = ControlRecordType.COMMIT if commit else ControlRecordType.ABORT
-    record = Record(offset, timestamp, encode_control_key(control_type), EndTxnMarker(coordinator_epoch).encode())
+    marker = EndTxnMarker(coordinator_epoch=coordinator_epoch)
     return build_batch(
-        [record],
+        [Record(offset, timestamp, encode_control_key(control_type), marker.encode())],
         base_offset=offset,
         producer_id=producer_id,
         producer_epoch=producer_epoch,

@@ -1,18 +1,31 @@
-"""Compression codecs of the records section, one dispatch table (kafka-format.md §4.8).
+"""Compression codecs of a batch's records section: one dispatch table (kafka-format.md §4.8).
 
-| id | codec  | stream format Kafka writes and reads                                          |
-|----|--------|-------------------------------------------------------------------------------|
-| 0  | none   | the records themselves                                                        |
-| 1  | gzip   | RFC 1952 gzip; concatenated members accepted                                  |
-| 2  | snappy | xerial snappy-java framing: 16-byte header `82 'SNAPPY' 00`, version 1,        |
-|    |        | compatible version 1, then blocks `int32 BE length | raw snappy` of ≤ 32 KiB   |
-|    |        | input; input without the header is one raw snappy buffer                      |
-| 3  | lz4    | LZ4 frame, independent 64 KiB blocks, no checksums: header `04 22 4D 18 60 40 82`;|
-|    |        | magic-0 wrappers carry a "broken" header checksum, ignored on read            |
-| 4  | zstd   | zstd frame(s), streamed (the frame may not carry the content size)            |
+Mirrors `clients/.../common/record/CompressionType.java`, `common/compress/{Gzip,Snappy,Lz4,Zstd}Compression.java`,
+`Lz4BlockInputStream.java`/`Lz4BlockOutputStream.java`, and snappy-java's `SnappyInputStream`/`SnappyOutputStream`.
 
-Readers accept everything the Java clients write (content-size flag, block checksums, 64 KiB-4 MiB
-blocks in lz4; concatenated snappy streams and zstd frames).
+| id | codec  | stream Kafka writes (and we write)          | what the reader also accepts (as Kafka does)     |
+|----|--------|---------------------------------------------|--------------------------------------------------|
+| 0  | none   | the records themselves                      |                                                  |
+| 1  | gzip   | RFC 1952, one member, level 6               | concatenated members                             |
+| 2  | snappy | xerial framing (below), 32 KiB input blocks | no header: one raw snappy buffer; concatenated   |
+|    |        |                                             | streams; 1-3 trailing bytes ignored              |
+| 3  | lz4    | LZ4 frame `04 22 4D 18 60 40 82`: independent | content-size flag, block and content checksums  |
+|    |        | 64 KiB blocks, no checksums, end mark       | (skipped, not verified), 64 KiB-4 MiB blocks     |
+| 4  | zstd   | zstd frame, level 3                         | frames without content size, several frames      |
+
+```
+xerial snappy => Magic => 82 'SNAPPY' 00   Version => Int32 (1)   Compatible => Int32 (1)
+                 [BlockLength => Int32 (big-endian)  Block => raw snappy of <= 32 KiB]
+LZ4 frame     => Magic => Uint32 LE 0x184D2204  FLG => Int8  BD => Int8  [ContentSize => Int64 LE]  HC => Int8
+                 [BlockSize => Uint32 LE (bit 31: stored uncompressed)  Block  [BlockChecksum => Uint32]]
+                 EndMark => 00 00 00 00  [ContentChecksum => Uint32]
+```
+
+Kafka quirk: before KIP-57 the LZ4 header checksum (HC) of a magic-0 wrapper was computed over the
+magic bytes too (`04 22 4D 18 60 40 1A`); we write that byte for magic 0. The reader never checks HC
+(Kafka checks it for magic 1 and 2): a frame Kafka rejects only for its HC still reads here.
+Linked blocks, reserved bits and block-size codes below 4 are rejected, as Kafka rejects them.
+Every decompress raises :class:`CorruptRecordError` for damaged input, never a library's own error.
 """
 
 from __future__ import annotations
@@ -30,9 +43,13 @@ import zstandard
 
 from storage_core.errors import CorruptRecordError, UnsupportedFormatError
 
+Buffer = bytes | bytearray | memoryview
+
+COMPRESSION_MASK = 0x07  # attribute bits 0-2 of a batch and of a legacy message
+
 
 class CompressionType(enum.IntEnum):
-    """Attribute bits 0-2 of a batch (and of a legacy message)."""
+    """The codec id of attribute bits 0-2 (`CompressionType.java`)."""
 
     NONE = 0
     GZIP = 1
@@ -42,141 +59,192 @@ class CompressionType(enum.IntEnum):
 
     @property
     def kafka_name(self) -> str:
-        """The name Kafka prints (`compresscodec: lz4`)."""
+        """The name Kafka prints and configures (`compresscodec: lz4`, `compression.type=zstd`)."""
         return self.name.lower()
 
     @classmethod
     def of(cls, attributes: int) -> CompressionType:
-        """The codec of an attributes value; unknown ids (5-7) are an error, as in Kafka."""
+        """The codec of an attributes value.
+
+        Raises:
+            UnsupportedFormatError: ids 5-7 ("Unknown compression type id" in Kafka).
+        """
         try:
-            return cls(attributes & 0x07)
+            return cls(attributes & COMPRESSION_MASK)
         except ValueError:
-            raise UnsupportedFormatError(f"unknown compression type id {attributes & 0x07}") from None
+            raise UnsupportedFormatError(f"unknown compression type id {attributes & COMPRESSION_MASK}") from None
 
 
 class Codec(Protocol):
-    """Compress and decompress a records section."""
+    """Compresses and decompresses a records section (v2) or a wrapper's value (v0/v1)."""
 
-    def compress(self, data: bytes, *, magic: int = 2) -> bytes: ...
+    def compress(self, data: Buffer, *, magic: int = 2) -> bytes:
+        """The compressed stream, in the form Kafka writes for `magic`."""
+        ...
 
-    def decompress(self, data: bytes | memoryview, *, magic: int = 2) -> bytes: ...
+    def decompress(self, data: Buffer, *, magic: int = 2) -> bytes:
+        """The decompressed bytes; raises CorruptRecordError for damaged input."""
+        ...
 
 
 class _NoCompression:
-    def compress(self, data: bytes, *, magic: int = 2) -> bytes:
+    def compress(self, data: Buffer, *, magic: int = 2) -> bytes:
         return bytes(data)
 
-    def decompress(self, data: bytes | memoryview, *, magic: int = 2) -> bytes:
+    def decompress(self, data: Buffer, *, magic: int = 2) -> bytes:
         return bytes(data)
 
 
 class _Gzip:
-    def compress(self, data: bytes, *, magic: int = 2) -> bytes:
-        return gzip.compress(bytes(data), mtime=0)
+    def compress(self, data: Buffer, *, magic: int = 2) -> bytes:
+        # Level 6 is Deflater's default, which Kafka uses unless compression.gzip.level says otherwise.
+        return gzip.compress(data, compresslevel=6, mtime=0)
 
-    def decompress(self, data: bytes | memoryview, *, magic: int = 2) -> bytes:
-        return gzip.decompress(bytes(data))
+    def decompress(self, data: Buffer, *, magic: int = 2) -> bytes:
+        try:
+            return gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
+            raise CorruptRecordError(f"gzip: {exc}") from None
 
 
 _SNAPPY_MAGIC = b"\x82SNAPPY\x00"
-_SNAPPY_HEADER = _SNAPPY_MAGIC + struct.pack(">ii", 1, 1)
-_SNAPPY_BLOCK = 32 * 1024
-_INT32 = struct.Struct(">i")
+_SNAPPY_VERSIONS = struct.Struct(">ii")  # version, minimum compatible version
+_SNAPPY_HEADER = _SNAPPY_MAGIC + _SNAPPY_VERSIONS.pack(1, 1)
+_SNAPPY_BLOCK_LENGTH = struct.Struct(">i")
+_SNAPPY_BLOCK_INPUT = 32 * 1024
+# A block length equal to the first 4 magic bytes is the header of a concatenated stream.
+_SNAPPY_CONCATENATED = _SNAPPY_BLOCK_LENGTH.unpack(_SNAPPY_MAGIC[:4])[0]
 
 
 class _XerialSnappy:
-    def compress(self, data: bytes, *, magic: int = 2) -> bytes:
+    def compress(self, data: Buffer, *, magic: int = 2) -> bytes:
         out = bytearray(_SNAPPY_HEADER)
         view = memoryview(data)
-        for start in range(0, len(view), _SNAPPY_BLOCK):
-            block = bytes(cramjam.snappy.compress_raw(view[start : start + _SNAPPY_BLOCK]))
-            out += _INT32.pack(len(block)) + block
+        for start in range(0, len(view), _SNAPPY_BLOCK_INPUT):
+            block = cramjam.snappy.compress_raw(view[start : start + _SNAPPY_BLOCK_INPUT])
+            out += _SNAPPY_BLOCK_LENGTH.pack(len(block))
+            out += block
         return bytes(out)
 
-    def decompress(self, data: bytes | memoryview, *, magic: int = 2) -> bytes:
-        data = bytes(data)
-        if len(data) < len(_SNAPPY_HEADER) or not data.startswith(_SNAPPY_MAGIC):
-            return bytes(cramjam.snappy.decompress_raw(data))
+    def decompress(self, data: Buffer, *, magic: int = 2) -> bytes:
+        view = memoryview(data)
+        try:
+            if not view:
+                return b""
+            if len(view) < len(_SNAPPY_HEADER) or view[: len(_SNAPPY_MAGIC)] != _SNAPPY_MAGIC:
+                return bytes(cramjam.snappy.decompress_raw(view))  # snappy-java's raw fallback
+            return self._blocks(view)
+        except cramjam.DecompressionError as exc:
+            raise CorruptRecordError(f"snappy: {exc}") from None
+
+    @staticmethod
+    def _blocks(view: memoryview) -> bytes:
         out = bytearray()
         pos = len(_SNAPPY_HEADER)
-        while pos < len(data):
-            if pos + 4 > len(data):
-                raise CorruptRecordError("truncated snappy block length")
-            if data.startswith(_SNAPPY_MAGIC[:4], pos):  # a concatenated stream's header
+        while pos + _SNAPPY_BLOCK_LENGTH.size <= len(view):  # 1-3 trailing bytes end the stream
+            (length,) = _SNAPPY_BLOCK_LENGTH.unpack_from(view, pos)
+            if length == _SNAPPY_CONCATENATED:
+                if pos + len(_SNAPPY_HEADER) > len(view):
+                    raise CorruptRecordError("snappy: truncated header of a concatenated stream")
+                if view[pos : pos + len(_SNAPPY_MAGIC)] != _SNAPPY_MAGIC:
+                    break  # snappy-java ends the stream at an invalid concatenated header
                 pos += len(_SNAPPY_HEADER)
                 continue
-            (length,) = _INT32.unpack_from(data, pos)
-            if length < 0 or pos + 4 + length > len(data):
-                raise CorruptRecordError(f"bad snappy block length {length}")
-            out += cramjam.snappy.decompress_raw(data[pos + 4 : pos + 4 + length])
-            pos += 4 + length
+            pos += _SNAPPY_BLOCK_LENGTH.size
+            if length < 0 or pos + length > len(view):
+                raise CorruptRecordError(f"snappy: block length {length} runs past the stream")
+            out += cramjam.snappy.decompress_raw(view[pos : pos + length])
+            pos += length
         return bytes(out)
 
 
+_LZ4_PREFIX = struct.Struct("<IBB")  # magic, FLG, BD
 _LZ4_MAGIC = 0x184D2204
-_LZ4_UNCOMPRESSED = 0x80000000
+_LZ4_CONTENT_SIZE = 8
+_LZ4_HC = 1
+_LZ4_BLOCK_SIZE = struct.Struct("<I")
+_LZ4_CHECKSUM = 4
+_LZ4_STORED = 0x80000000  # block size bit 31: the block is stored uncompressed
+_FLG_VERSION_SHIFT, _FLG_INDEPENDENT, _FLG_BLOCK_CHECKSUM, _FLG_CONTENT_SIZE, _FLG_RESERVED = 6, 0x20, 0x10, 0x08, 0x03
+_BD_RESERVED, _BD_SIZE_SHIFT = 0x8F, 4
+# HC of Kafka's only header (FLG 0x60, BD 0x40) computed the pre-KIP-57 way, over the magic bytes
+# too: xxh32(04 22 4D 18 60 40) >> 8 & 0xFF (kafka-format.md §4.8.3; the test recomputes it).
+_LZ4_BROKEN_HC_V0 = 0x1A
+_LZ4_HC_POSITION = _LZ4_PREFIX.size
 
 
 class _KafkaLz4:
-    def compress(self, data: bytes, *, magic: int = 2) -> bytes:
+    def compress(self, data: Buffer, *, magic: int = 2) -> bytes:
         frame = lz4.frame.compress(
-            bytes(data),
+            data,
             block_size=lz4.frame.BLOCKSIZE_MAX64KB,
             block_linked=False,
             content_checksum=False,
             store_size=False,
         )
         if magic == 0:
-            # Kafka before KIP-57 computed the header checksum over magic+FLG+BD; readers of magic 0
-            # ignore it, so any byte works. Keep the frame otherwise identical.
-            frame = frame[:6] + b"\x1a" + frame[7:]
+            frame = frame[:_LZ4_HC_POSITION] + bytes((_LZ4_BROKEN_HC_V0,)) + frame[_LZ4_HC_POSITION + _LZ4_HC :]
         return frame
 
-    def decompress(self, data: bytes | memoryview, *, magic: int = 2) -> bytes:
-        data = bytes(data)
-        if len(data) < 7 or struct.unpack_from("<I", data, 0)[0] != _LZ4_MAGIC:
-            raise CorruptRecordError("lz4 frame does not start with the frame magic")
-        flg, bd = data[4], data[5]
-        if flg >> 6 != 1 or flg & 0x03:
-            raise CorruptRecordError(f"unsupported lz4 frame flags {flg:#04x}")
-        block_checksum = bool(flg & 0x10)
-        pos = 6 + (8 if flg & 0x08 else 0) + 1  # descriptor, optional content size, header checksum
-        max_block = 1 << (2 * ((bd >> 4) & 0x07) + 8)
+    def decompress(self, data: Buffer, *, magic: int = 2) -> bytes:
+        view = memoryview(data)
+        if len(view) < _LZ4_PREFIX.size + _LZ4_HC:
+            raise CorruptRecordError("lz4: frame shorter than its header")
+        frame_magic, flg, bd = _LZ4_PREFIX.unpack_from(view)
+        if frame_magic != _LZ4_MAGIC:
+            raise CorruptRecordError(f"lz4: frame magic {frame_magic:#010x}, expected {_LZ4_MAGIC:#010x}")
+        size_code = (bd >> _BD_SIZE_SHIFT) & 0x07
+        if flg >> _FLG_VERSION_SHIFT != 1 or flg & _FLG_RESERVED or bd & _BD_RESERVED or size_code < 4:
+            raise CorruptRecordError(f"lz4: unsupported frame descriptor FLG {flg:#04x} BD {bd:#04x}")
+        if not flg & _FLG_INDEPENDENT:
+            raise CorruptRecordError("lz4: linked blocks are not supported (Kafka rejects them too)")
+        max_block = 1 << (2 * size_code + 8)
+        checksum = _LZ4_CHECKSUM if flg & _FLG_BLOCK_CHECKSUM else 0
+        pos = _LZ4_PREFIX.size + (_LZ4_CONTENT_SIZE if flg & _FLG_CONTENT_SIZE else 0) + _LZ4_HC
         out = bytearray()
         while True:
-            if pos + 4 > len(data):
-                raise CorruptRecordError("truncated lz4 frame")
-            (size,) = struct.unpack_from("<I", data, pos)
-            pos += 4
+            if pos + _LZ4_BLOCK_SIZE.size > len(view):
+                raise CorruptRecordError("lz4: frame ends before its end mark")
+            (size,) = _LZ4_BLOCK_SIZE.unpack_from(view, pos)
+            pos += _LZ4_BLOCK_SIZE.size
             if size == 0:
                 return bytes(out)
-            raw = size & _LZ4_UNCOMPRESSED
-            size &= ~_LZ4_UNCOMPRESSED
-            if size > max_block or pos + size > len(data):
-                raise CorruptRecordError(f"bad lz4 block size {size}")
-            block = data[pos : pos + size]
-            out += block if raw else lz4.block.decompress(block, uncompressed_size=max_block)
-            pos += size + (4 if block_checksum else 0)
+            stored = size & _LZ4_STORED
+            size &= ~_LZ4_STORED
+            if size > max_block or pos + size > len(view):
+                raise CorruptRecordError(f"lz4: block of {size} bytes (max {max_block}) runs past the frame")
+            block = view[pos : pos + size]
+            if stored:
+                out += block
+            else:
+                try:
+                    out += lz4.block.decompress(block, uncompressed_size=max_block)
+                except lz4.block.LZ4BlockError as exc:
+                    raise CorruptRecordError(f"lz4: {exc}") from None
+            pos += size + checksum
 
 
 class _Zstd:
     def __init__(self) -> None:
-        self._compressor = zstandard.ZstdCompressor(level=3)
+        self._compressor = zstandard.ZstdCompressor(level=3)  # zstd-jni's default level
         self._decompressor = zstandard.ZstdDecompressor()
 
-    def compress(self, data: bytes, *, magic: int = 2) -> bytes:
-        return self._compressor.compress(bytes(data))
+    def compress(self, data: Buffer, *, magic: int = 2) -> bytes:
+        return self._compressor.compress(data)
 
-    def decompress(self, data: bytes | memoryview, *, magic: int = 2) -> bytes:
+    def decompress(self, data: Buffer, *, magic: int = 2) -> bytes:
+        # Streaming, frame after frame: Kafka's frames do not record their content size.
         out = bytearray()
         remaining = bytes(data)
-        while remaining:
-            obj = self._decompressor.decompressobj()
-            try:
-                out += obj.decompress(remaining)
-            except zstandard.ZstdError as exc:
-                raise CorruptRecordError(f"zstd: {exc}") from None
-            remaining = obj.unused_data
+        try:
+            while remaining:
+                frame = self._decompressor.decompressobj()
+                out += frame.decompress(remaining)
+                if not frame.eof:
+                    raise CorruptRecordError("zstd: truncated frame")
+                remaining = frame.unused_data
+        except zstandard.ZstdError as exc:
+            raise CorruptRecordError(f"zstd: {exc}") from None
         return bytes(out)
 
 
@@ -187,28 +255,3 @@ CODECS: dict[CompressionType, Codec] = {
     CompressionType.LZ4: _KafkaLz4(),
     CompressionType.ZSTD: _Zstd(),
 }
-
-
-# What the codec libraries raise for damaged input (gzip: BadGzipFile/EOFError/zlib.error, cramjam:
-# DecompressionError, lz4: LZ4BlockError and RuntimeError).
-_CODEC_ERRORS = (
-    OSError,
-    EOFError,
-    ValueError,
-    RuntimeError,
-    zlib.error,
-    cramjam.DecompressionError,
-    lz4.block.LZ4BlockError,
-)
-
-
-def decompress(
-    codec: CompressionType, data: bytes | memoryview, *, magic: int = 2, position: int | None = None
-) -> bytes:
-    """Decompress a records section; damaged input raises CorruptRecordError, never a codec's own error."""
-    try:
-        return CODECS[codec].decompress(data, magic=magic)
-    except CorruptRecordError:
-        raise
-    except _CODEC_ERRORS as exc:
-        raise CorruptRecordError(f"{codec.kafka_name} decompression failed: {exc}", position=position) from None

@@ -1,9 +1,12 @@
 """The two checksums of Kafka's log formats (kafka-format.md §2.3).
 
-* CRC-32C (Castagnoli): v2 record batches (bytes 21..end) and producer snapshots (bytes 6..end).
-* CRC-32 (IEEE, zlib): legacy v0/v1 messages (magic byte to end).
+* CRC-32C (Castagnoli; reflected polynomial 0x82F63B78, `java.util.zip.CRC32C`): v2 record batches
+  (bytes [21, end)) and producer-state snapshots. Check value: CRC-32C(b"123456789") = 0xE3069283.
+* CRC-32 (IEEE, `java.util.zip.CRC32`, zlib): legacy v0/v1 messages (magic byte to end).
 
-Both accept any buffer (bytes, memoryview, mmap slices) without copying.
+Both return the unsigned 32-bit value Kafka stores (`ByteUtils.writeUnsignedInt`) and accept any
+buffer (bytes, bytearray, memoryview slices of an mmap) without copying it. Mirrors
+`clients/src/main/java/org/apache/kafka/common/utils/Crc32C.java`.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from crc32c import crc32c as _crc32c
 
 
 def crc32c(data: bytes | bytearray | memoryview) -> int:
-    """CRC-32C of `data`."""
+    """CRC-32C of `data`, unsigned."""
     return _crc32c(data)
 
 

@@ -1,16 +1,28 @@
-"""A `.log` file: framing of concatenated batches, the valid-prefix scan, FileChannel-style appends.
+"""A segment's `.log` file: batch framing, the valid-prefix scan, and FileChannel-style appends.
 
-Mirrors `FileRecords.java`, `FileLogInputStream.java` and the validity loop of `LogSegment.recover`
-(kafka-format.md §3, kafka-maintenance.md §3.2-§3.3). A `.log` is batches back to back, no header.
-Every entry starts `Offset => Int64  Size => Int32` with the magic byte at position 16:
+Mirrors `clients/.../common/record/FileRecords.java`, `FileLogInputStream.java` and the validity
+loop of `storage/.../log/LogSegment.java` `recover` (kafka-format.md §3). A `.log` is entries back
+to back, no file header, no padding. Every entry of every magic starts (big-endian):
 
-* fewer than 17 bytes left, or an entry running past the end: iteration ends (a torn tail);
-* `Size < 14` (a zero-filled preallocated tail reads as size 0): corrupt;
-* magic 0/1: a legacy entry; magic 2: a record batch; anything else: corrupt.
+```
+Entry => Offset => Int64  Size => Int32 (bytes after this field)  4 bytes (v2: leader epoch, v0/v1: CRC)
+         Magic => Int8  ...                 (Records.java: LOG_OVERHEAD 12, HEADER_SIZE_UP_TO_MAGIC 17)
+```
 
-CRCs are checked by the scan, not by plain iteration. Anything after the valid prefix is what
-recovery truncates. Crash story: appends are positional writes at the tracked size; bytes not yet
-fsynced may be lost, which is exactly the torn tail recovery removes.
+Framing (`FileLogInputStream.nextBatch`): 17 bytes or fewer left, or an entry running past the end,
+ends iteration silently (a torn tail); `Size < 14` (a zero-filled preallocated tail reads as 0) is
+corrupt; magic 0/1 is a legacy entry, 2 a record batch. Stricter than Kafka's file iterator, a magic
+outside 0..2 is corrupt here (Kafka's in-memory iterator rejects it too). CRCs are checked by the
+scan, not by plain iteration.
+
+Offsets going backwards: Kafka's recovery does not truncate there. `LogSegment.recover` only meets
+them when it appends an offset-index entry (every `index.interval.bytes`), where `OffsetIndex.append`
+throws InvalidOffsetException, which `LogLoader` answers by emptying the whole segment. So the scan
+reports a regression only when asked (`check_offsets`, for verification); recovery itself
+reproduces Kafka's rule with the indexes (segment.py).
+
+Crash story: appends are positional writes at the tracked size and are durable only after
+:meth:`FileRecords.flush`; what a crash loses is a torn tail, which recovery truncates.
 """
 
 from __future__ import annotations
@@ -19,29 +31,55 @@ import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import TracebackType
 
 from storage_core.errors import CorruptRecordError
 from storage_core.fs import FileHandle, FileSystem, default_fs
-from storage_core.records.batch import ATTRIBUTES_POSITION, RECORD_BATCH_OVERHEAD, RecordBatch
-from storage_core.records.crc import crc32, crc32c
+from storage_core.records.batch import (
+    ATTRIBUTES_POSITION,
+    CRC_POSITION,
+    FIELD_CODE,
+    LOG_OVERHEAD,
+    MAGIC_POSITION,
+    RECORD_BATCH_OVERHEAD,
+    RecordBatch,
+)
+from storage_core.records.crc import crc32c
 from storage_core.records.legacy import RECORD_OVERHEAD_V0, LegacyBatch
-
-HEADER_SIZE_UP_TO_MAGIC = 17
-LOG_OVERHEAD = 12
-_FRAME = struct.Struct(">qi4xb")  # offset, size, (leader epoch / legacy crc), magic: HEADER_SIZE_UP_TO_MAGIC bytes
-_V2_CRC = struct.Struct(">I")
-_LAST_OFFSET_DELTA = struct.Struct(">i")
-_LEGACY_CRC = struct.Struct(">I")
 
 Batch = RecordBatch | LegacyBatch
 Buffer = bytes | bytearray | memoryview
+
+# The prefix every magic shares, from the v2 declaration: base offset, size, 4 skipped bytes, magic.
+_FRAME = struct.Struct(
+    ">"
+    + FIELD_CODE["base_offset"]
+    + FIELD_CODE["batch_length"]
+    + f"{MAGIC_POSITION - LOG_OVERHEAD}x"
+    + FIELD_CODE["magic"]
+)
+HEADER_SIZE_UP_TO_MAGIC = _FRAME.size  # 17
+# What the v2 scan reads after the frame: CRC, attributes, last offset delta (contiguous from CRC_POSITION).
+_CRC_TO_LAST_OFFSET_DELTA = struct.Struct(
+    ">" + FIELD_CODE["crc"] + FIELD_CODE["attributes"] + FIELD_CODE["last_offset_delta"]
+)
+_MAX_FILE_SIZE = 2**31 - 1  # positions in a segment (and in its offset index) are int32
 
 
 def iterate_batches(buffer: Buffer, *, start: int = 0, end: int | None = None) -> Iterator[Batch]:
     """The batches of a `.log` buffer, framing only (no CRC check).
 
+    Args:
+        buffer: the file's bytes (an mmap is best).
+        start: position of the first batch.
+        end: stop here instead of at the end of `buffer`.
+
+    Yields:
+        RecordBatch (magic 2) or LegacyBatch (magic 0/1) views, in file order.
+
     Raises:
-        CorruptRecordError: an entry whose size is below 14 or whose magic is not 0, 1 or 2.
+        CorruptRecordError: an entry whose size is below 14, whose magic is not 0, 1 or 2, or a
+            magic-2 entry shorter than its 61-byte header (`position` = the entry's).
     """
     end = len(buffer) if end is None else min(end, len(buffer))
     position = start
@@ -49,9 +87,10 @@ def iterate_batches(buffer: Buffer, *, start: int = 0, end: int | None = None) -
         _, size, magic = _FRAME.unpack_from(buffer, position)
         if size < RECORD_OVERHEAD_V0:
             raise CorruptRecordError(
-                f"record size {size} is smaller than the minimum record overhead", position=position
+                f"record size {size} is less than the minimum record overhead {RECORD_OVERHEAD_V0}", position=position
             )
-        if position + LOG_OVERHEAD + size > end:
+        batch_end = position + LOG_OVERHEAD + size
+        if batch_end > end:
             return
         if magic == 2:
             yield RecordBatch(buffer, position)
@@ -59,7 +98,7 @@ def iterate_batches(buffer: Buffer, *, start: int = 0, end: int | None = None) -
             yield LegacyBatch(buffer, position)
         else:
             raise CorruptRecordError(f"invalid magic {magic}", position=position)
-        position += LOG_OVERHEAD + size
+        position = batch_end
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,12 +106,12 @@ class ScanResult:
     """Where the valid prefix of a `.log` ends, and why.
 
     Attributes:
-        valid_bytes: length of the prefix of whole, valid batches.
+        valid_bytes: length of the prefix of whole, valid batches (what recovery keeps).
         batch_count: batches in the prefix.
-        last_offset: last offset of the prefix's last batch, None when it is empty.
-        invalid_position: where the first invalid bytes start (== valid_bytes), None if the whole
+        last_offset: last offset of the prefix's last batch, None when the prefix is empty.
+        invalid_position: where the first invalid bytes start (== valid_bytes), None when the whole
             buffer is valid.
-        invalid_reason: why those bytes are invalid.
+        invalid_reason: why those bytes are invalid, None when the whole buffer is valid.
     """
 
     valid_bytes: int
@@ -85,31 +124,36 @@ class ScanResult:
 def scan_valid_prefix(buffer: Buffer, *, verify_crc: bool = True, check_offsets: bool = False) -> ScanResult:
     """Walk the batches of a `.log` buffer and find where its valid prefix ends.
 
-    A batch ends the prefix when fewer than 17 bytes remain, its size is below 14 (e.g. a zero-filled
-    tail), it runs past the end, its magic is unknown, a v2 batch is shorter than 61 bytes, or (with
-    `verify_crc`) its CRC does not match. With `check_offsets`, a batch whose last offset is not above
-    the previous batch's also ends it (Kafka only notices this when it appends an index entry there).
+    The prefix ends at the first of: 17 bytes or fewer left ("truncated batch header"), a size
+    below 14 ("... zero-filled tail" when 0), an entry past the end of the buffer ("batch runs past
+    the end of the file"), a magic outside 0..2, a v2 batch shorter than 61 bytes, a CRC mismatch
+    (CRC-32C for v2, CRC-32 for v0/v1; with `verify_crc`), and, with `check_offsets`, a batch whose
+    last offset is not above the previous batch's ("offsets go backwards"). Never raises for
+    damaged bytes.
 
     Args:
         buffer: the file's bytes (an mmap is best).
-        verify_crc: check CRC-32C (v2) / CRC-32 (v0, v1) of every batch.
-        check_offsets: also stop at offsets that go backwards.
+        verify_crc: check every batch's CRC (Kafka's `ensureValid` in recovery).
+        check_offsets: also stop where offsets stop increasing (see the module docstring).
+
+    Returns:
+        The prefix's length, batch count and last offset, and where and why it ends.
     """
     end = len(buffer)
-    view = memoryview(buffer) if verify_crc else buffer
+    view = memoryview(buffer)
+    frame = _FRAME.unpack_from
+    crc_to_delta = _CRC_TO_LAST_OFFSET_DELTA.unpack_from
     position = 0
     count = 0
     last_offset: int | None = None
     reason: str | None = None
-    frame = _FRAME.unpack_from
-    while True:
+    while position < end:
         if position + HEADER_SIZE_UP_TO_MAGIC >= end:
-            if position < end:
-                reason = "truncated batch header"
+            reason = "truncated batch header"
             break
-        base_offset, size, magic = frame(buffer, position)
+        base_offset, size, magic = frame(view, position)
         if size < RECORD_OVERHEAD_V0:
-            reason = f"batch size {size} below the minimum 14" + (" (zero-filled tail)" if size == 0 else "")
+            reason = f"batch size {size} is below the minimum 14" + (" (zero-filled tail)" if size == 0 else "")
             break
         batch_end = position + LOG_OVERHEAD + size
         if batch_end > end:
@@ -117,19 +161,17 @@ def scan_valid_prefix(buffer: Buffer, *, verify_crc: bool = True, check_offsets:
             break
         if magic == 2:
             if size + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD:
-                reason = f"batch of {size + LOG_OVERHEAD} bytes is smaller than its header"
+                reason = f"batch of {size + LOG_OVERHEAD} bytes is smaller than its {RECORD_BATCH_OVERHEAD}-byte header"
                 break
-            stored_crc = _V2_CRC.unpack_from(buffer, position + HEADER_SIZE_UP_TO_MAGIC)[0]
+            stored_crc, _, last_offset_delta = crc_to_delta(view, position + CRC_POSITION)
             if verify_crc and crc32c(view[position + ATTRIBUTES_POSITION : batch_end]) != stored_crc:
                 reason = "CRC mismatch"
                 break
-            batch_last = base_offset + _LAST_OFFSET_DELTA.unpack_from(buffer, position + 23)[0]
+            batch_last = base_offset + last_offset_delta
         elif magic in (0, 1):
-            if verify_crc:
-                (legacy_crc,) = _LEGACY_CRC.unpack_from(buffer, position + LOG_OVERHEAD)
-                if crc32(view[position + LOG_OVERHEAD + 4 : batch_end]) != legacy_crc:
-                    reason = "CRC mismatch"
-                    break
+            if verify_crc and not LegacyBatch(view, position).is_valid():
+                reason = "CRC mismatch"
+                break
             batch_last = base_offset
         else:
             reason = f"invalid magic {magic}"
@@ -146,8 +188,8 @@ def scan_valid_prefix(buffer: Buffer, *, verify_crc: bool = True, check_offsets:
 class FileRecords:
     """A segment's `.log` file with a tracked size, appended to like Kafka's FileChannel.
 
-    Use :meth:`open`. The tracked size is the logical end: a preallocated file may be longer
-    (zero-filled) until :meth:`trim`.
+    Open with :meth:`open`. The tracked size (Kafka's `size` AtomicInteger) is the logical end: a
+    preallocated file may be longer, zero-filled, until :meth:`trim`. All I/O goes through `fs`.
     """
 
     def __init__(self, path: Path, handle: FileHandle, size: int, fs: FileSystem) -> None:
@@ -160,17 +202,35 @@ class FileRecords:
     def open(
         cls, path: Path, *, fs: FileSystem | None = None, writable: bool = False, create: bool = False
     ) -> FileRecords:
+        """Open `path`; its tracked size is the file's length.
+
+        Args:
+            path: the `.log` file.
+            fs: the file system (default: the local one).
+            writable: allow append, truncate_to and trim.
+            create: create an empty file when missing (implies writable).
+        """
         fs = fs or default_fs()
         handle = fs.open(Path(path), writable=writable or create, create=create)
         return cls(Path(path), handle, handle.size(), fs)
 
     @property
     def size_in_bytes(self) -> int:
+        """The tracked size: the end of the last appended batch."""
         return self._size
 
     def append(self, data: bytes | bytearray | memoryview) -> int:
-        """Write `data` at the tracked end; returns the position it starts at."""
+        """Write `data` at the tracked end.
+
+        Returns:
+            The position `data` starts at.
+
+        Raises:
+            ValueError: the file would pass 2^31-1 bytes (Kafka's "too large for segment").
+        """
         position = self._size
+        if len(data) > _MAX_FILE_SIZE - position:
+            raise ValueError(f"append of {len(data)} bytes is too large for {self.path} at position {position}")
         self._handle.write_at(position, data)
         self._size += len(data)
         return position
@@ -185,26 +245,47 @@ class FileRecords:
         return memoryview(mapped)[: self._size] if len(mapped) > self._size else mapped
 
     def batches(self, start_position: int = 0, end: int | None = None) -> Iterator[Batch]:
+        """The batches from `start_position` (framing only, see :func:`iterate_batches`)."""
         return iterate_batches(self.buffer(), start=start_position, end=end)
 
     def scan(self, *, verify_crc: bool = True, check_offsets: bool = False) -> ScanResult:
+        """:func:`scan_valid_prefix` over the file up to the tracked size."""
         return scan_valid_prefix(self.buffer(), verify_crc=verify_crc, check_offsets=check_offsets)
 
     def truncate_to(self, size: int) -> int:
-        """Cut the file at `size`; returns the bytes removed."""
-        removed = self._handle.size() - size
-        if removed > 0:
+        """`FileRecords.truncateTo`: cut the file (and any preallocated tail) at `size`.
+
+        Returns:
+            The bytes removed from the tracked size.
+
+        Raises:
+            ValueError: `size` is negative or beyond the tracked size.
+        """
+        if not 0 <= size <= self._size:
+            raise ValueError(f"cannot truncate {self.path} to {size} bytes: its size is {self._size}")
+        if self._handle.size() > size:
             self._handle.truncate(size)
-        self._size = min(self._size, size)
-        return max(removed, 0)
+        removed = self._size - size
+        self._size = size
+        return removed
 
     def trim(self) -> None:
-        """Drop a preallocated tail beyond the tracked size."""
+        """Drop a preallocated tail beyond the tracked size (Kafka trims on roll and close)."""
         if self._handle.size() > self._size:
             self._handle.truncate(self._size)
 
     def flush(self) -> None:
+        """fsync the file."""
         self._handle.fsync()
 
     def close(self) -> None:
+        """Release the file handle (no flush, no trim)."""
         self._handle.close()
+
+    def __enter__(self) -> FileRecords:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()

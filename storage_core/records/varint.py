@@ -1,19 +1,37 @@
-"""Zig-zag base-128 varints and varlongs (Kafka `ByteUtils`, kafka-format.md §2.2).
+"""Zig-zag base-128 varints and varlongs of the v2 record format (kafka-format.md §2.2).
 
-Encode: `z = (n << 1) ^ (n >> 31)` (64 for varlongs), then 7 bits at a time, least significant group
-first, the high bit set on every byte but the last. A varint must end within 5 bytes and a varlong
-within 10 bytes, otherwise the data is corrupt.
+Mirrors `clients/src/main/java/org/apache/kafka/common/utils/ByteUtils.java`
+(`writeVarint`, `readVarint`, `writeVarlong`, `readVarlong`, `sizeOfVarint`).
+
+```
+encode: z = (n << 1) ^ (n >> 31)        (n >> 63 for a varlong), masked to 32 (64) bits
+        7 bits of z at a time, least significant group first,
+        bit 0x80 set on every byte but the last
+decode: n = (z >>> 1) ^ -(z & 1)
+```
+
+Invariants: a varint ends within 5 bytes and a varlong within 10 (Kafka's "illegal varint"); a
+longer run, or one that runs past the buffer, is a :class:`CorruptRecordError`. Nothing here is
+checksummed on its own: varints live inside a batch whose CRC covers them.
 """
 
 from __future__ import annotations
 
 from storage_core.errors import CorruptRecordError
 
+Buffer = bytes | bytearray | memoryview
+
 _MASK32 = (1 << 32) - 1
 _MASK64 = (1 << 64) - 1
+VARINT_MAX_BYTES = 5
+VARLONG_MAX_BYTES = 10
+# Most lengths and deltas zig-zag below 0x80 and encode as one byte: no bytearray for them.
+_ONE_BYTE = tuple(bytes((z,)) for z in range(0x80))
 
 
 def _encode_unsigned(z: int) -> bytes:
+    if z < 0x80:
+        return _ONE_BYTE[z]
     out = bytearray()
     while z >= 0x80:
         out.append((z & 0x7F) | 0x80)
@@ -23,23 +41,30 @@ def _encode_unsigned(z: int) -> bytes:
 
 
 def encode_varint(n: int) -> bytes:
-    """Zig-zag encode a signed 32-bit integer."""
+    """Zig-zag encode a signed 32-bit integer.
+
+    Args:
+        n: a value in [-2**31, 2**31 - 1] (larger values are masked to 32 bits, as Java's int).
+
+    Returns:
+        1 to 5 bytes.
+    """
     return _encode_unsigned(((n << 1) ^ (n >> 31)) & _MASK32)
 
 
 def encode_varlong(n: int) -> bytes:
-    """Zig-zag encode a signed 64-bit integer."""
+    """Zig-zag encode a signed 64-bit integer (1 to 10 bytes)."""
     return _encode_unsigned(((n << 1) ^ (n >> 63)) & _MASK64)
 
 
-def _decode(buf: bytes | bytearray | memoryview, pos: int, max_bytes: int) -> tuple[int, int]:
+def _decode(buf: Buffer, pos: int, max_bytes: int) -> tuple[int, int]:
     z = 0
     shift = 0
     for i in range(max_bytes):
         try:
             byte = buf[pos + i]
         except IndexError:
-            raise CorruptRecordError("varint runs past the end of the record", position=pos) from None
+            raise CorruptRecordError("varint runs past the end of the buffer", position=pos) from None
         z |= (byte & 0x7F) << shift
         if byte < 0x80:
             return (z >> 1) ^ -(z & 1), pos + i + 1
@@ -47,18 +72,32 @@ def _decode(buf: bytes | bytearray | memoryview, pos: int, max_bytes: int) -> tu
     raise CorruptRecordError(f"illegal varint: more than {max_bytes} bytes", position=pos)
 
 
-def decode_varint(buf: bytes | bytearray | memoryview, pos: int) -> tuple[int, int]:
-    """Decode a varint at `pos`; returns (value, position after it)."""
-    return _decode(buf, pos, 5)
+def decode_varint(buf: Buffer, pos: int) -> tuple[int, int]:
+    """Decode the varint at `pos`.
+
+    Returns:
+        (value, position after the varint).
+
+    Raises:
+        CorruptRecordError: more than 5 bytes, or the buffer ends first (`position` = `pos`).
+    """
+    return _decode(buf, pos, VARINT_MAX_BYTES)
 
 
-def decode_varlong(buf: bytes | bytearray | memoryview, pos: int) -> tuple[int, int]:
-    """Decode a varlong at `pos`; returns (value, position after it)."""
-    return _decode(buf, pos, 10)
+def decode_varlong(buf: Buffer, pos: int) -> tuple[int, int]:
+    """Decode the varlong at `pos`.
+
+    Returns:
+        (value, position after the varlong).
+
+    Raises:
+        CorruptRecordError: more than 10 bytes, or the buffer ends first (`position` = `pos`).
+    """
+    return _decode(buf, pos, VARLONG_MAX_BYTES)
 
 
 def size_of_varint(n: int) -> int:
-    """Bytes `encode_varint(n)` takes."""
+    """The number of bytes `encode_varint(n)` takes."""
     z = ((n << 1) ^ (n >> 31)) & _MASK32
     size = 1
     while z >= 0x80:

@@ -1,18 +1,31 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
 from jobs._common import get_spark
 
 MASTER = "local[2]"
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
-    """The one SparkSession of the test run; jobs reuse it through getOrCreate."""
+    """The one SparkSession of the test run (local[2], UI off, few shuffle partitions from
+    conf/spark-defaults.conf); jobs reuse it through getOrCreate.
+
+    Python workers inherit PYTHONPATH from the JVM this starts: the repo root on it lets them
+    import module-level executor functions defined in test modules (`tests.jobs...`).
+    """
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)
     session = get_spark(MASTER, "logkeeper-tests")
+    session.conf.set("spark.sql.shuffle.partitions", "2")
     yield session
     session.stop()
 
@@ -21,3 +34,38 @@ def spark() -> Iterator[object]:
 def _run_in_tmp(tmp_path, monkeypatch) -> None:
     """Jobs write their Delta tables under ./warehouse by default: keep them in the test's tmp dir."""
     monkeypatch.chdir(tmp_path)
+
+
+_HOLDER = """
+import fcntl, os, sys, time
+fd = os.open(os.path.join(sys.argv[1], ".lock"), os.O_RDWR | os.O_CREAT)
+fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+print("locked", flush=True)
+time.sleep(120)
+"""
+
+
+@pytest.fixture
+def hold_lock() -> Iterator[Callable[[Path], None]]:
+    """`hold_lock(log_dir)`: a second process takes the log dir's `.lock` as a running broker does."""
+    holders: list[subprocess.Popen[str]] = []
+
+    def hold(log_dir: Path) -> None:
+        holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(log_dir)], stdout=subprocess.PIPE, text=True)
+        holders.append(holder)
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "locked"
+
+    yield hold
+    for holder in holders:
+        holder.kill()
+        holder.wait()
+
+
+def locked_by_another_process(log_dir: Path) -> bool:
+    """Probe the lock from a fresh process (a process never conflicts with its own fcntl locks)."""
+    probe = "import sys; from storage_core.lock import is_log_dir_locked; print(is_log_dir_locked(sys.argv[1]))"
+    result = subprocess.run(
+        [sys.executable, "-c", probe, str(log_dir)], capture_output=True, text=True, check=True, cwd=REPO
+    )
+    return result.stdout.strip() == "True"

@@ -1,3 +1,5 @@
+"""Varints: Kafka's example table (kafka-format.md §2.2), round trips, and the 5/10-byte limits."""
+
 from __future__ import annotations
 
 import pytest
@@ -24,31 +26,45 @@ KAFKA_EXAMPLES = [
 @pytest.mark.parametrize(("value", "encoded"), KAFKA_EXAMPLES)
 def test_kafka_examples(value: int, encoded: str) -> None:
     assert encode_varint(value).hex() == encoded
+    assert encode_varlong(value).hex() == encoded
     assert decode_varint(bytes.fromhex(encoded), 0) == (value, len(encoded) // 2)
+    assert decode_varlong(bytes.fromhex(encoded), 0) == (value, len(encoded) // 2)
     assert size_of_varint(value) == len(encoded) // 2
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.integers(-(2**31), 2**31 - 1))
 def test_varint_round_trip(value: int) -> None:
-    data = b"\xaa" + encode_varint(value)
-    assert decode_varint(data, 1) == (value, len(data))
+    data = b"\xaa" + encode_varint(value) + b"\xbb"
+    assert decode_varint(data, 1) == (value, len(data) - 1)
+    assert size_of_varint(value) == len(data) - 2
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.integers(-(2**63), 2**63 - 1))
 def test_varlong_round_trip(value: int) -> None:
     data = encode_varlong(value)
-    assert decode_varlong(data, 0) == (value, len(data))
+    assert len(data) <= 10
+    assert decode_varlong(memoryview(data), 0) == (value, len(data))
 
 
-def test_overlong_varint_is_corrupt() -> None:
-    with pytest.raises(CorruptRecordError):
-        decode_varint(b"\x80" * 5 + b"\x01", 0)
-    with pytest.raises(CorruptRecordError):
-        decode_varlong(b"\x80" * 10 + b"\x01", 0)
+def test_the_longest_legal_encodings() -> None:
+    assert decode_varlong(encode_varlong(-(2**63)), 0) == (-(2**63), 10)
+    assert len(encode_varlong(2**63 - 1)) == 10
 
 
-def test_truncated_varint_is_corrupt() -> None:
-    with pytest.raises(CorruptRecordError):
+@pytest.mark.parametrize(
+    ("decode", "data"),
+    [(decode_varint, b"\x80" * 5 + b"\x01"), (decode_varlong, b"\x80" * 10 + b"\x01")],
+    ids=["varint-6-bytes", "varlong-11-bytes"],
+)
+def test_overlong_encodings_are_corrupt(decode, data: bytes) -> None:
+    with pytest.raises(CorruptRecordError) as error:
+        decode(b"\x00\x00" + data, 2)
+    assert error.value.position == 2
+
+
+def test_a_varint_running_past_the_buffer_is_corrupt() -> None:
+    with pytest.raises(CorruptRecordError) as error:
         decode_varint(b"\x80\x80", 0)
+    assert error.value.position == 0

@@ -1,0 +1,164 @@
+"""Log dirs on the driver: their `.lock`s, the partition dirs in them, and their checkpoints at the end.
+
+A job first takes every log dir's `.lock` (as a broker does at startup, `LogManager.lockLogDirs`),
+so a running broker and a job never share a directory: if one lock is held, the locks already
+taken are released and the job is refused before anything is read or written. Discovery then lists
+each log dir the way `LogManager.loadLogs` does: directories only, skipping the KRaft metadata log
+(`__cluster_metadata-0`), the remote index cache and hidden names; a directory whose name is not a
+partition dir becomes a failed row instead of stopping the job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from jobs._results import PartitionRow
+from storage_core import names
+from storage_core.errors import InvalidNameError
+from storage_core.fs import FileSystem, default_fs
+from storage_core.lock import LogDirLock, acquire_log_dir_lock
+from storage_core.log_dir import LogDirState, PartitionOutcome, close_log_dir
+from storage_core.names import TopicPartition
+
+
+@contextmanager
+def locked_log_dirs(log_dirs: Sequence[Path], *, fs: FileSystem | None = None) -> Iterator[list[LogDirLock]]:
+    """Hold every log dir's `.lock` for the block.
+
+    Raises:
+        LogDirLockedError: a live process holds one of the locks; the ones taken are released and
+            nothing else was touched.
+    """
+    locks: list[LogDirLock] = []
+    try:
+        for log_dir in log_dirs:
+            locks.append(acquire_log_dir_lock(log_dir, fs=fs))
+        yield locks
+    finally:
+        for lock in locks:
+            lock.release()
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionTask:
+    """A partition directory found in a log dir: the plain, picklable unit of work of a job.
+
+    `kind` is live, delete, future or stray (`-delete`/`-future`/`-stray` replicas); `size_bytes`
+    is the total size of its files (the largest partitions are scheduled first).
+    """
+
+    log_dir: str
+    dir_name: str
+    topic: str
+    partition: int
+    kind: str
+    size_bytes: int
+
+
+# The name the jobs written before the brief's rename use.
+PartitionDir = PartitionTask
+
+
+def _name_error_row(log_dir: Path, name: str, exc: Exception) -> PartitionRow:
+    return PartitionRow(
+        str(log_dir), name, "", -1, "failed", 0, 0, error_type=type(exc).__name__, error_message=str(exc)
+    )
+
+
+def _dir_size(path: Path, fs: FileSystem) -> int:
+    return sum(fs.size(path / name) for name in fs.list_dir(path) if not fs.is_dir(path / name))
+
+
+def discover_partitions(
+    log_dirs: Sequence[Path], *, fs: FileSystem | None = None
+) -> tuple[list[PartitionTask], list[PartitionRow]]:
+    """Every partition dir of the log dirs, largest first, and failed rows for what cannot be one.
+
+    Args:
+        log_dirs: the log dirs (already locked).
+        fs: the file system.
+
+    Returns:
+        The partition dirs (all kinds, largest first), and one failed row per directory whose
+        name is not a partition dir name (`InvalidNameError`) or that cannot be listed (`OSError`).
+    """
+    fs = fs or default_fs()
+    found: list[PartitionTask] = []
+    problems: list[PartitionRow] = []
+    for log_dir in map(Path, log_dirs):
+        try:
+            entries = fs.list_dir(log_dir)
+        except OSError as exc:
+            problems.append(_name_error_row(log_dir, "", exc))
+            continue
+        for name in entries:
+            path = log_dir / name
+            if not names.is_partition_dir_candidate(name) or not fs.is_dir(path):
+                continue
+            try:
+                parsed = names.parse_partition_dir_name(name)
+                size = _dir_size(path, fs)
+            except (InvalidNameError, OSError) as exc:
+                problems.append(_name_error_row(log_dir, name, exc))
+                continue
+            tp = parsed.topic_partition
+            found.append(PartitionTask(str(log_dir), name, tp.topic, tp.partition, parsed.kind.name.lower(), size))
+    found.sort(key=lambda p: -p.size_bytes)
+    return found, problems
+
+
+def discover_log_dirs(
+    log_dirs: Sequence[Path], *, fs: FileSystem | None = None
+) -> tuple[list[PartitionTask], list[PartitionRow]]:
+    """The partition dirs jobs maintain (live, future and stray; largest first), plus rows for the rest:
+    names that are not partition dirs (failed, as a broker refuses them) and replicas pending deletion
+    (`-delete`, skipped)."""
+    found, rows = discover_partitions(log_dirs, fs=fs)
+    for part in (p for p in found if p.kind == "delete"):
+        rows.append(
+            PartitionRow(
+                part.log_dir,
+                part.dir_name,
+                part.topic,
+                part.partition,
+                "skipped",
+                part.size_bytes,
+                0,
+                error_message="replica pending deletion (-delete): not maintained",
+            )
+        )
+    return [p for p in found if p.kind != "delete"], rows
+
+
+def close_log_dirs(
+    states: Mapping[Path, LogDirState], rows: Sequence[PartitionRow], *, require_clean: bool, offsets_unchanged: bool
+) -> None:
+    """Checkpoint every maintained log dir, and mark it clean if nothing in it failed.
+
+    Args:
+        states: what `open_log_dir` read, per log dir.
+        rows: every row of the run (partitions, skipped ones, and names that are not partitions).
+        require_clean: only dirs that had a clean shutdown were maintained (retention, compact).
+        offsets_unchanged: the job moved no log start or end offset (compact): keep those entries.
+    """
+    for log_dir, state in states.items():
+        if require_clean and not state.had_clean_shutdown:
+            continue
+        mine = [r for r in rows if r.log_dir == str(log_dir)]
+        outcomes = [
+            PartitionOutcome(
+                TopicPartition(r.topic, r.partition),
+                r.status != "failed",
+                r.log_start_offset,
+                r.log_end_offset,
+                r.first_segment_base_offset,
+                offsets_unchanged=offsets_unchanged,
+            )
+            for r in mine
+            if r.partition >= 0 and (offsets_unchanged or r.status != "skipped")
+        ]
+        unloadable = sum(1 for r in mine if r.partition < 0)
+        close_log_dir(state, outcomes, other_failures=unloadable)

@@ -1,0 +1,191 @@
+"""Result rows of logkeeper jobs, their exit code, progress lines and the result JSON.
+
+Every partition's outcome is a typed row (frozen dataclass) that executors return; a job run is a
+:class:`JobSummary` whose totals are derived from its rows, never stored beside them. Exit codes
+(all jobs): 0 ok, 1 some partition failed or is corrupt (the others were done), 2 bad arguments or
+configuration, 3 refused (a live process holds a log dir's `.lock`).
+
+The result JSON (`--result-json`) is `{job, run_id, dry_run, partitions: [row, ...]}`: rows in a
+stable order (log dir, topic, partition, dir name), each row's keys in its dataclass field order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import os
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from storage_core.load_actions import LoadAction
+
+if TYPE_CHECKING:
+    from jobs._log_dirs import PartitionTask
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
+# Row statuses that make a job exit 1: the partition's maintenance raised, or found corruption it must
+# not repair by itself (recover below the recovery point, rebuild-indexes --verify-only mismatches).
+FAILED_STATUSES = frozenset({"failed", "corrupt"})
+
+
+@dataclass(frozen=True, slots=True)
+class ActionRow:
+    """One file action, as it goes to JSON and to the maintenance log."""
+
+    kind: str
+    file: str
+    base_offset: int
+    bytes: int
+    reason: str
+
+    @classmethod
+    def of(cls, action: LoadAction) -> ActionRow:
+        return cls(action.kind.value, action.file, action.base_offset, action.bytes, action.reason)
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionRow:
+    """The typed result of one partition, as executors return it.
+
+    `status` is ok | corrupt | failed | skipped; a failed row carries `error_type` and `error_message`.
+    """
+
+    log_dir: str
+    dir_name: str
+    topic: str
+    partition: int
+    status: str
+    size_bytes: int
+    duration_ms: int
+    log_start_offset: int = -1
+    log_end_offset: int = -1
+    first_segment_base_offset: int = -1
+    truncated_bytes: int = 0
+    bytes_deleted: int = 0
+    segments_deleted: int = 0
+    indexes_rebuilt: int = 0
+    actions: tuple[ActionRow, ...] = field(default=())
+    error_type: str = ""
+    error_message: str = ""
+
+
+class StatusRow(Protocol):
+    """What :func:`exit_code` needs of a row."""
+
+    @property
+    def status(self) -> str: ...
+
+
+def exit_code(rows: Iterable[StatusRow]) -> int:
+    """1 if any row failed (or found corruption), else 0."""
+    return EXIT_FAILED if any(row.status in FAILED_STATUSES for row in rows) else EXIT_OK
+
+
+@dataclass(frozen=True, slots=True)
+class JobSummary:
+    """A job run: its id and every partition's row; totals are derived."""
+
+    job: str
+    run_id: str
+    dry_run: bool
+    rows: tuple[PartitionRow, ...]
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for r in self.rows if r.status in FAILED_STATUSES)
+
+    @property
+    def exit_code(self) -> int:
+        return exit_code(self.rows)
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex
+
+
+def failed_row(part: PartitionTask, started: float, exc: BaseException) -> PartitionRow:
+    """The row of a partition whose storage_core call raised (executors never let it escape).
+
+    Args:
+        part: the partition.
+        started: `time.monotonic()` when its work began.
+        exc: the StorageError or OSError it raised.
+    """
+    return PartitionRow(
+        part.log_dir,
+        part.dir_name,
+        part.topic,
+        part.partition,
+        "failed",
+        part.size_bytes,
+        int((time.monotonic() - started) * 1000),
+        error_type=type(exc).__name__,
+        error_message=str(exc),
+    )
+
+
+def refused_unclean(part: PartitionTask) -> PartitionRow:
+    """The row of a partition whose log dir was not cleanly shut down (retention and compact refuse it)."""
+    return PartitionRow(
+        part.log_dir,
+        part.dir_name,
+        part.topic,
+        part.partition,
+        "failed",
+        part.size_bytes,
+        0,
+        error_type="UncleanLogDir",
+        error_message="log dir was not cleanly shut down: run `logkeeper recover` first",
+    )
+
+
+@runtime_checkable
+class ProgressRow(Protocol):
+    """What a progress line shows of a row."""
+
+    @property
+    def dir_name(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def size_bytes(self) -> int: ...
+    @property
+    def duration_ms(self) -> int: ...
+
+
+def progress_line(rank: int, total: int, row: ProgressRow) -> str:
+    """`[n/N] topic-partition status bytes MB/s`, one per partition as it finishes."""
+    rate = row.size_bytes / 1e6 / max(row.duration_ms / 1000, 1e-3)
+    return f"[{rank}/{total}] {row.dir_name} {row.status} {row.size_bytes} B {rate:.1f} MB/s"
+
+
+def _json_value(value: object) -> object:
+    """JSON for what `dataclasses.asdict` leaves: sets sorted, paths and enums as their text."""
+    if isinstance(value, frozenset | set):
+        return sorted(value)
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, enum.Enum):
+        return value.value
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def write_result_json(path: Path, summary: JobSummary) -> None:
+    """Write `{job, run_id, dry_run, partitions: [...]}` atomically (temp file, then rename)."""
+    rows = sorted(summary.rows, key=lambda r: (r.log_dir, r.topic, r.partition, r.dir_name))
+    body = {
+        "job": summary.job,
+        "run_id": summary.run_id,
+        "dry_run": summary.dry_run,
+        "partitions": [dataclasses.asdict(row) for row in rows],
+    }
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(path.name + ".tmp")
+    temp.write_text(json.dumps(body, indent=2, default=_json_value) + "\n")
+    os.replace(temp, path)

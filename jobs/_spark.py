@@ -1,0 +1,253 @@
+"""Spark for logkeeper jobs: the session, running partition tasks on executors, and result schemas.
+
+pyspark is imported inside the functions, so importing a job module (or `logkeeper dump`) starts
+no JVM. One Spark task per partition: :func:`run_partition_tasks` spreads the tasks (sorted largest
+first by the caller) with `numSlices=len(tasks)` over a module-level executor function. Each task
+also sends a small progress entry through an accumulator, which reaches the driver as the task
+finishes (PySpark merges accumulator updates on the driver per completed task), so the driver logs
+`[n/N] topic-partition status bytes MB/s` as partitions finish, and draws a bar on a terminal.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import dataclasses
+import datetime
+import functools
+import os
+import sys
+import threading
+import types
+import typing
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+
+from jobs._results import ProgressRow, progress_line
+from storage_core.java_properties import parse_java_properties
+
+if TYPE_CHECKING:
+    from pyspark import Accumulator
+    from pyspark.sql import SparkSession
+    from pyspark.sql.types import DataType, StructType
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def conf_dir() -> Path:
+    """logkeeper's conf/ (`$LOGKEEPER_HOME/conf`; spark-submit.sh sets it, the code may run from a zip)."""
+    return Path(os.environ.get("LOGKEEPER_HOME", Path(__file__).resolve().parent.parent)) / "conf"
+
+
+def spark_defaults(path: Path | None = None) -> dict[str, str]:
+    """The settings of conf/spark-defaults.conf (Java properties, as spark-submit reads it); {} if absent."""
+    path = path or conf_dir() / "spark-defaults.conf"
+    try:
+        return parse_java_properties(path.read_text(encoding="latin-1"))
+    except FileNotFoundError:
+        return {}
+
+
+def get_spark(master: str | None, app_name: str) -> SparkSession:
+    """The SparkSession (reused if one exists).
+
+    Under spark-submit (spark-submit.sh) the master and conf/spark-defaults.conf were applied by
+    spark-submit: only an explicit `master` is set. Run directly, conf/spark-defaults.conf is
+    applied here, `master` winning over its spark.master (default local[*]), and the UI stays off
+    unless the file turns it on.
+
+    Args:
+        master: `--master`, or None.
+        app_name: the Spark application name (`logkeeper <job>`).
+    """
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # Executors must run the interpreter that has storage_core's dependencies.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(app_name)
+    if "PYSPARK_GATEWAY_PORT" in os.environ:  # launched by spark-submit, which already configured Spark
+        return (builder.master(master) if master else builder).getOrCreate()
+    settings = {"spark.ui.enabled": "false", **spark_defaults()}
+    builder = builder.master(master or settings.pop("spark.master", "local[*]"))
+    settings.pop("spark.master", None)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Progress:
+    """What a finished task tells the driver for its progress line."""
+
+    dir_name: str
+    status: str
+    size_bytes: int
+    duration_ms: int
+
+
+class _ProgressFeed:
+    """Accumulator param: a list of progress entries (None for rows without progress fields)."""
+
+    def zero(self, value: list[_Progress | None]) -> list[_Progress | None]:
+        return []
+
+    def addInPlace(self, left: list[_Progress | None], right: list[_Progress | None]) -> list[_Progress | None]:
+        left.extend(right)
+        return left
+
+
+def _run_and_report(executor_fn: Callable[[T], R], feed: Accumulator[list[_Progress | None]], task: T) -> R:
+    """Executor side: run one task, then send its progress entry to the driver."""
+    row = executor_fn(task)
+    entry = None
+    if isinstance(row, ProgressRow):
+        entry = _Progress(row.dir_name, row.status, row.size_bytes, row.duration_ms)
+    feed.add([entry])
+    return row
+
+
+class _ProgressMonitor:
+    """Driver side: prints a line per finished partition and, on a terminal, a bar below them."""
+
+    _BAR = 30
+
+    def __init__(
+        self, feed: Accumulator[list[_Progress | None]], *, total: int, description: str, log_lines: bool, out: TextIO
+    ) -> None:
+        self._feed, self._total, self._description = feed, total, description
+        self._log_lines, self._out, self._tty = log_lines, out, out.isatty()
+        self._seen = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def __enter__(self) -> _ProgressMonitor:
+        if self._log_lines or self._tty:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        self._poll()  # every finished task's entry has arrived once the job returned
+        if self._tty:
+            print("\r\x1b[K", end="", file=self._out, flush=True)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(0.2):
+            self._poll()
+
+    def _poll(self) -> None:
+        entries = self._feed.value
+        arrived = len(entries)
+        if arrived == self._seen:
+            return
+        if self._tty:
+            print("\r\x1b[K", end="", file=self._out)
+        for rank in range(self._seen + 1, arrived + 1):
+            entry = entries[rank - 1]
+            if self._log_lines and entry is not None:
+                print(progress_line(rank, self._total, entry), file=self._out)
+        self._seen = arrived
+        if self._tty:
+            filled = self._BAR * arrived // self._total
+            bar = "#" * filled + "." * (self._BAR - filled)
+            print(f"[{bar}] {arrived}/{self._total} {self._description}", end="", file=self._out)
+        self._out.flush()
+
+
+def run_partition_tasks(
+    spark: SparkSession,
+    tasks: Sequence[T],
+    executor_fn: Callable[[T], R],
+    *,
+    description: str,
+    log_progress: bool = True,
+) -> list[R]:
+    """Run `executor_fn` over `tasks`, one Spark task each, and return the rows in task order.
+
+    Args:
+        spark: the session.
+        tasks: plain picklable dataclasses, sorted largest first by the caller.
+        executor_fn: a module-level function (never a closure over the session) that calls one
+            storage_core entry point and returns a typed row; it must turn StorageError and
+            OSError into a failed row.
+        description: the Spark job description (`sc.setJobDescription`), also shown by the bar.
+        log_progress: log `[n/N] ...` on the driver as partitions finish (rows with `dir_name`,
+            `status`, `size_bytes`, `duration_ms`).
+    """
+    if not tasks:
+        return []
+    sc = spark.sparkContext
+    sc.setJobDescription(description)
+    feed = sc.accumulator([], _ProgressFeed())
+    task_fn = functools.partial(_run_and_report, executor_fn, feed)
+    monitor = _ProgressMonitor(feed, total=len(tasks), description=description, log_lines=log_progress, out=sys.stderr)
+    try:
+        with monitor:
+            return sc.parallelize(list(tasks), numSlices=len(tasks)).map(task_fn).collect()
+    finally:
+        sc.setJobDescription(None)  # type: ignore[arg-type]
+
+
+def run_on_executors(spark: SparkSession, items: Sequence[T], fn: Callable[[T], R], *, description: str) -> list[R]:
+    """:func:`run_partition_tasks` for jobs whose executor functions print their own progress lines."""
+    return run_partition_tasks(spark, items, fn, description=description, log_progress=False)
+
+
+def _spark_type(hint: Any) -> tuple[DataType, bool]:
+    """The Spark type of a type hint, and whether it is nullable."""
+    from pyspark.sql import types as st
+
+    scalars: dict[Any, DataType] = {
+        int: st.LongType(),
+        str: st.StringType(),
+        bool: st.BooleanType(),
+        float: st.DoubleType(),
+        bytes: st.BinaryType(),
+        datetime.datetime: st.TimestampType(),
+        datetime.date: st.DateType(),
+    }
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType) and type(None) in args:
+        rest = [a for a in args if a is not type(None)]
+        if len(rest) == 1:
+            return _spark_type(rest[0])[0], True
+    elif origin in (list, tuple, set, frozenset, collections.abc.Sequence) and args:
+        if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+            raise TypeError(f"no Spark type for a fixed-size tuple: {hint}")
+        element, nullable = _spark_type(args[0])
+        return st.ArrayType(element, containsNull=nullable), False
+    elif origin in (dict, collections.abc.Mapping) and args:
+        value, nullable = _spark_type(args[1])
+        return st.MapType(_spark_type(args[0])[0], value, valueContainsNull=nullable), False
+    elif dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        return schema_of(hint), False
+    elif hint in scalars:
+        return scalars[hint], False
+    raise TypeError(f"no Spark type for {hint!r}")
+
+
+def schema_of(result_type: type) -> StructType:
+    """The Spark schema of a result dataclass: the one place a Spark schema is made.
+
+    int -> LongType, str -> StringType, bool -> BooleanType, float -> DoubleType, bytes ->
+    BinaryType, datetime -> TimestampType, date -> DateType; `list[X]`, `tuple[X, ...]`,
+    `frozenset[X]` -> ArrayType; `dict[K, V]` -> MapType; a nested dataclass -> StructType;
+    `X | None` -> nullable (every other field is not).
+
+    Raises:
+        TypeError: `result_type` is not a dataclass, or a field's type has no Spark type.
+    """
+    from pyspark.sql import types as st
+
+    if not (dataclasses.is_dataclass(result_type) and isinstance(result_type, type)):
+        raise TypeError(f"not a dataclass: {result_type!r}")
+    hints = typing.get_type_hints(result_type)
+    fields = []
+    for f in dataclasses.fields(result_type):
+        data_type, nullable = _spark_type(hints[f.name])
+        fields.append(st.StructField(f.name, data_type, nullable=nullable))
+    return st.StructType(fields)

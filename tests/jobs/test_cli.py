@@ -1,0 +1,135 @@
+"""The `logkeeper` command: dispatch, exit codes and one-line errors, in real processes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from jobs import cli
+from tests.jobs.conftest import REPO, locked_by_another_process
+
+LOGKEEPER = Path(sys.executable).parent / "logkeeper"
+
+
+def _run(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "jobs", *argv], capture_output=True, text=True, check=False, cwd=REPO, timeout=120
+    )
+
+
+def test_help_lists_every_subcommand() -> None:
+    result = subprocess.run([str(LOGKEEPER), "--help"], capture_output=True, text=True, check=False, timeout=60)
+    assert result.returncode == 0
+    for name in ("recover", "rebuild-indexes", "retention", "compact", "stats", "maintain", "audit", "dump"):
+        assert f"\n  {name} " in result.stdout
+    assert _run().returncode == 2
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["nope"], "logkeeper: unknown subcommand 'nope'"),
+        (["recover", "--log-dirs", "/nonexistent/logkeeper"], "logkeeper recover: log dir /nonexistent/logkeeper"),
+        (["retention", "--bogus"], "logkeeper retention: unrecognized arguments: --bogus"),
+        (["compact", "--log-dirs", ".", "--now-ms", "soon"], "logkeeper compact: argument --now-ms: invalid int"),
+    ],
+)
+def test_bad_arguments_exit_2_with_a_message_and_no_traceback(argv: list[str], message: str) -> None:
+    result = _run(*argv)
+    assert result.returncode == 2
+    assert result.stderr.startswith(message)
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+def test_a_typo_in_server_properties_exits_2_naming_the_key(tmp_path: Path) -> None:
+    properties = tmp_path / "server.properties"
+    properties.write_text(f"log.dirs={tmp_path}\nlog.retention.hour=24\n")
+    result = _run("recover", "--server-properties", str(properties))
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1
+    assert "log.retention.hour: unknown broker configuration key; did you mean log.retention.hours?" in result.stderr
+
+
+def test_a_held_lock_exits_3_and_touches_nothing(tmp_path: Path, hold_lock: Callable[[Path], None]) -> None:
+    free, held = tmp_path / "free", tmp_path / "held"
+    (free / "t-0").mkdir(parents=True)
+    held.mkdir()
+    hold_lock(held)
+    result = _run("recover", "--log-dirs", f"{free},{held}", "--warehouse", str(tmp_path / "wh"))
+    assert result.returncode == 3
+    assert result.stderr.splitlines() == [
+        f"logkeeper recover: refused: log dir {held} is locked by a live process (a running Kafka broker?): "
+        "stop the broker before maintaining this directory"
+    ]
+    assert [p.name for p in free.iterdir()] == ["t-0"]
+    assert not (tmp_path / "wh").exists()
+    assert not locked_by_another_process(free)
+
+
+def test_dump_never_imports_pyspark() -> None:
+    script = (
+        "import sys\n"
+        "from jobs.cli import main\n"
+        "code = main(['dump', '--help'])\n"
+        "print(code, 'pyspark' in sys.modules, 'py4j' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False, cwd=REPO, timeout=60
+    )
+    assert result.stdout.splitlines()[-1] == "0 False False"
+
+
+@pytest.fixture
+def fake_job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
+    """`fake_job(body)`: point `logkeeper recover` at a module whose `main(argv)` runs `body`."""
+
+    def install(body: str) -> None:
+        name = f"fake_job_{uuid.uuid4().hex}"  # a fresh module each time (imports are cached)
+        (tmp_path / f"{name}.py").write_text(f"def main(argv):\n    {body}\n")
+        monkeypatch.syspath_prepend(str(tmp_path))
+        monkeypatch.setitem(cli.SUBCOMMANDS, "recover", (name, "a fake"))
+
+    return install
+
+
+def test_an_unexpected_error_is_one_line_and_exit_1(
+    fake_job: Callable[[str], None], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("LOGKEEPER_DEBUG", raising=False)
+    fake_job("raise RuntimeError('first line\\nsecond line')")
+    assert cli.main(["recover"]) == 1
+    assert capsys.readouterr().err == "logkeeper recover: RuntimeError: first line\n"
+    monkeypatch.setenv("LOGKEEPER_DEBUG", "1")
+    assert cli.main(["recover"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("Traceback")
+    assert err.endswith("logkeeper recover: RuntimeError: first line\n")
+
+
+@pytest.mark.parametrize(
+    ("body", "code", "err"),
+    [
+        ("return 3", 3, ""),
+        ("raise SystemExit(0)", 0, ""),
+        ("raise SystemExit(2)", 2, ""),
+        ("raise KeyboardInterrupt", 130, "logkeeper recover: interrupted\n"),
+    ],
+)
+def test_job_exit_codes_pass_through(
+    fake_job: Callable[[str], None], capsys: pytest.CaptureFixture[str], body: str, code: int, err: str
+) -> None:
+    fake_job(body)
+    assert cli.main(["recover", "--anything"]) == code
+    assert capsys.readouterr().err == err
+
+
+def test_a_job_not_written_yet_exits_2(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(cli.SUBCOMMANDS, "compact", ("jobs.not_written_yet", "later"))
+    assert cli.main(["compact", "--log-dirs", "."]) == 2
+    assert capsys.readouterr().err == "logkeeper: compact is not implemented yet\n"

@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from jobs._log_dirs import PartitionTask
+from jobs._results import (
+    EXIT_FAILED,
+    EXIT_OK,
+    ActionRow,
+    JobSummary,
+    PartitionRow,
+    exit_code,
+    failed_row,
+    new_run_id,
+    progress_line,
+    write_result_json,
+)
+from storage_core.errors import CorruptRecordError
+
+PART = PartitionTask("/data/d1", "orders-0", "orders", 0, "live", 2_000_000)
+
+
+def _row(dir_name: str, status: str, *, log_dir: str = "/data/d1", partition: int = 0) -> PartitionRow:
+    return PartitionRow(log_dir, dir_name, dir_name.rsplit("-", 1)[0], partition, status, 10, 1)
+
+
+def test_exit_code_is_1_when_any_partition_failed_or_is_corrupt() -> None:
+    assert exit_code([]) == EXIT_OK
+    assert exit_code([_row("a-0", "ok"), _row("b-0", "skipped")]) == EXIT_OK
+    assert exit_code([_row("a-0", "ok"), _row("b-0", "failed")]) == EXIT_FAILED
+    assert exit_code([_row("a-0", "corrupt")]) == EXIT_FAILED
+    summary = JobSummary("recover", new_run_id(), False, (_row("a-0", "ok"), _row("b-0", "failed")))
+    assert (summary.failed, summary.exit_code) == (1, EXIT_FAILED)
+
+
+def test_failed_row_carries_the_error() -> None:
+    error = CorruptRecordError("bad CRC", path="/data/d1/orders-0/00000000000000000000.log", position=61)
+    row = failed_row(PART, time.monotonic(), error)
+    assert (row.status, row.error_type, row.size_bytes) == ("failed", "CorruptRecordError", 2_000_000)
+    assert "position 61" in row.error_message
+    assert (row.log_dir, row.dir_name, row.topic, row.partition) == ("/data/d1", "orders-0", "orders", 0)
+
+
+def test_progress_line() -> None:
+    row = PartitionRow("/data/d1", "orders-0", "orders", 0, "ok", 2_000_000, 500)
+    assert progress_line(3, 10, row) == "[3/10] orders-0 ok 2000000 B 4.0 MB/s"
+    instant = PartitionRow("/data/d1", "orders-1", "orders", 1, "failed", 0, 0)
+    assert progress_line(1, 1, instant) == "[1/1] orders-1 failed 0 B 0.0 MB/s"
+
+
+def test_result_json_shape_is_stable(tmp_path: Path) -> None:
+    action = ActionRow("truncate_segment", "00000000000000000000.log", 0, 17, "torn batch")
+    rows = (
+        PartitionRow("/data/d2", "payments-0", "payments", 0, "ok", 5, 1),
+        PartitionRow("/data/d1", "orders-1", "orders", 1, "failed", 3, 2, error_type="OSError", error_message="EIO"),
+        PartitionRow("/data/d1", "orders-0", "orders", 0, "ok", 9, 3, truncated_bytes=17, actions=(action,)),
+    )
+    run_id = new_run_id()
+    path = tmp_path / "out" / "result.json"
+    write_result_json(path, JobSummary("recover", run_id, True, rows))
+    text = path.read_text()
+    body = json.loads(text)
+    assert list(body) == ["job", "run_id", "dry_run", "partitions"]
+    assert (body["job"], body["run_id"], body["dry_run"]) == ("recover", run_id, True)
+    assert [(p["log_dir"], p["dir_name"]) for p in body["partitions"]] == [
+        ("/data/d1", "orders-0"),
+        ("/data/d1", "orders-1"),
+        ("/data/d2", "payments-0"),
+    ]
+    first = body["partitions"][0]
+    assert list(first)[:7] == ["log_dir", "dir_name", "topic", "partition", "status", "size_bytes", "duration_ms"]
+    assert first["actions"] == [
+        {
+            "kind": "truncate_segment",
+            "file": "00000000000000000000.log",
+            "base_offset": 0,
+            "bytes": 17,
+            "reason": "torn batch",
+        }
+    ]
+    assert body["partitions"][1]["error_type"] == "OSError"
+    assert [p.name for p in path.parent.iterdir()] == ["result.json"]  # no temp file left
+    # The same summary gives the same bytes (row order and key order are deterministic).
+    write_result_json(path, JobSummary("recover", run_id, True, tuple(reversed(rows))))
+    assert path.read_text() == text

@@ -1,0 +1,191 @@
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import io
+import time
+from pathlib import Path
+
+import pytest
+from pyspark.sql import types as st
+
+from jobs._log_dirs import PartitionTask, discover_partitions
+from jobs._results import EXIT_FAILED, ActionRow, PartitionRow, exit_code, failed_row
+from jobs._spark import _Progress, _ProgressMonitor, run_partition_tasks, schema_of, spark_defaults
+from storage_core.errors import CorruptRecordError, StorageError
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Inner:
+    kind: str
+    bytes: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Sample:
+    name: str
+    count: int
+    ratio: float
+    ok: bool
+    raw: bytes
+    note: str | None
+    when: datetime.datetime | None
+    day: datetime.date
+    tags: list[str]
+    policy: frozenset[str]
+    inner: Inner
+    actions: tuple[Inner, ...]
+    maybe: tuple[int | None, ...]
+    sizes: dict[str, int]
+
+
+def test_schema_of_maps_type_hints() -> None:
+    inner = st.StructType(
+        [st.StructField("kind", st.StringType(), False), st.StructField("bytes", st.LongType(), False)]
+    )
+    assert schema_of(Sample) == st.StructType(
+        [
+            st.StructField("name", st.StringType(), False),
+            st.StructField("count", st.LongType(), False),
+            st.StructField("ratio", st.DoubleType(), False),
+            st.StructField("ok", st.BooleanType(), False),
+            st.StructField("raw", st.BinaryType(), False),
+            st.StructField("note", st.StringType(), True),
+            st.StructField("when", st.TimestampType(), True),
+            st.StructField("day", st.DateType(), False),
+            st.StructField("tags", st.ArrayType(st.StringType(), False), False),
+            st.StructField("policy", st.ArrayType(st.StringType(), False), False),
+            st.StructField("inner", inner, False),
+            st.StructField("actions", st.ArrayType(inner, False), False),
+            st.StructField("maybe", st.ArrayType(st.LongType(), True), False),
+            st.StructField("sizes", st.MapType(st.StringType(), st.LongType(), False), False),
+        ]
+    )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FixedTuple:
+    pair: tuple[int, str]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Untyped:
+    anything: object
+
+
+@pytest.mark.parametrize("bad", [FixedTuple, Untyped, int])
+def test_schema_of_rejects_what_has_no_spark_type(bad: type) -> None:
+    with pytest.raises(TypeError):
+        schema_of(bad)
+
+
+@pytest.mark.spark
+def test_schema_of_a_result_row_builds_its_dataframe(spark) -> None:
+    action = ActionRow("delete_segment", "00000000000000000000.log", 0, 100, "retention.ms")
+    rows = [
+        PartitionRow("/d", "orders-0", "orders", 0, "ok", 100, 5, bytes_deleted=100, actions=(action,)),
+        PartitionRow("/d", "orders-1", "orders", 1, "failed", 7, 1, error_type="OSError", error_message="EIO"),
+    ]
+    frame = spark.createDataFrame([dataclasses.astuple(r) for r in rows], schema_of(PartitionRow))
+    assert frame.schema == schema_of(PartitionRow)
+    back = frame.orderBy("partition").collect()
+    assert [r.asDict(recursive=True) for r in back] == [
+        {**dataclasses.asdict(r), "actions": [dataclasses.asdict(a) for a in r.actions]} for r in rows
+    ]
+
+
+def test_spark_defaults_reads_the_properties_file(tmp_path: Path) -> None:
+    path = tmp_path / "spark-defaults.conf"
+    path.write_text("# comment\nspark.master   local[3]\nspark.ui.enabled=false\n")
+    assert spark_defaults(path) == {"spark.master": "local[3]", "spark.ui.enabled": "false"}
+    assert spark_defaults(tmp_path / "missing.conf") == {}
+
+
+@pytest.mark.spark
+def test_session_settings_come_from_conf(spark) -> None:
+    assert spark.sparkContext.master == "local[2]"
+    assert spark.conf.get("spark.ui.enabled") == "false"
+    assert spark.conf.get("spark.sql.session.timeZone") == "UTC"
+    assert spark.sparkContext.getConf().get("spark.python.worker.reuse") == "true"
+
+
+def count_files(task: PartitionTask) -> PartitionRow:
+    """A trivial executor function: one partition's file count, or a failed row."""
+    started = time.monotonic()
+    path = Path(task.log_dir) / task.dir_name
+    try:
+        if (path / "poison").exists():
+            raise CorruptRecordError("poisoned partition", path=path / "poison", position=0)
+        files = len(list(path.iterdir()))
+    except (StorageError, OSError) as exc:
+        return failed_row(task, started, exc)
+    elapsed = int((time.monotonic() - started) * 1000)
+    return PartitionRow(
+        task.log_dir, task.dir_name, task.topic, task.partition, "ok", task.size_bytes, elapsed, segments_deleted=files
+    )
+
+
+@pytest.mark.spark
+def test_failed_partitions_are_rows_and_the_others_are_done(spark, tmp_path: Path, capsys) -> None:
+    log_dir = tmp_path / "logs"
+    for n, files in enumerate((3, 1, 2, 2)):
+        partition = log_dir / f"t-{n}"
+        partition.mkdir(parents=True)
+        for i in range(files):
+            (partition / f"{i:020d}.log").write_bytes(b"x" * (100 * (n + 1)))
+    (log_dir / "t-1" / "poison").write_bytes(b"")
+    tasks, problems = discover_partitions([log_dir])
+    assert problems == []
+    (log_dir / "t-2" / "00000000000000000000.log").unlink()
+    (log_dir / "t-2" / "00000000000000000001.log").unlink()
+    (log_dir / "t-2").rmdir()  # gone after discovery: the executor's OSError becomes a failed row
+    capsys.readouterr()
+
+    rows = run_partition_tasks(spark, tasks, count_files, description="count files")
+
+    assert [r.dir_name for r in rows] == [t.dir_name for t in tasks]  # task order (largest first)
+    by_name = {r.dir_name: r for r in rows}
+    assert {name: (r.status, r.error_type) for name, r in by_name.items()} == {
+        "t-0": ("ok", ""),
+        "t-1": ("failed", "CorruptRecordError"),
+        "t-2": ("failed", "FileNotFoundError"),
+        "t-3": ("ok", ""),
+    }
+    assert (by_name["t-0"].segments_deleted, by_name["t-3"].segments_deleted) == (3, 2)
+    assert exit_code(rows) == EXIT_FAILED
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("[")]
+    assert sorted(line.split()[0] for line in lines) == ["[1/4]", "[2/4]", "[3/4]", "[4/4]"]
+    assert sorted(line.split()[1:3] for line in lines) == [
+        ["t-0", "ok"],
+        ["t-1", "failed"],
+        ["t-2", "failed"],
+        ["t-3", "ok"],
+    ]
+    assert spark.sparkContext.getLocalProperty("spark.job.description") is None
+
+
+@pytest.mark.spark
+def test_no_tasks_runs_no_spark_job(spark) -> None:
+    assert run_partition_tasks(spark, [], count_files, description="nothing") == []
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@dataclasses.dataclass
+class _Feed:
+    value: list[_Progress | None]
+
+
+def test_progress_on_a_terminal_prints_lines_above_a_bar() -> None:
+    feed = _Feed([])
+    out = _Terminal()
+    monitor = _ProgressMonitor(feed, total=4, description="recover 4 partitions", log_lines=True, out=out)  # type: ignore[arg-type]
+    with monitor:
+        feed.value += [_Progress("t-0", "ok", 2_000_000, 1000), None]  # None: a row without progress fields
+    text = out.getvalue()
+    assert "[1/4] t-0 ok 2000000 B 2.0 MB/s\n" in text
+    assert "[###############...............] 2/4 recover 4 partitions" in text
+    assert text.endswith("\r\x1b[K")  # the bar is cleared at the end
