@@ -7,7 +7,7 @@ point and returns a typed row; the driver then finishes per log dir and writes t
 
 * :mod:`jobs._args`: the common options and their validation (exit 2).
 * :mod:`jobs._log_dirs`: `.lock`s (exit 3), partition discovery, checkpoints at the end.
-* :mod:`jobs._spark`: the session, `run_partition_tasks`, `schema_of`.
+* :mod:`jobs._spark`: the session, `run_partition_tasks`.
 * :mod:`jobs._results`: rows, exit codes, progress lines, the result JSON.
 * :mod:`jobs._driver`: the shared `main`.
 """
@@ -38,7 +38,7 @@ from jobs._results import (
     refused_unclean,
     write_result_json,
 )
-from jobs._spark import get_spark, run_on_executors, run_partition_tasks, schema_of, spark_defaults
+from jobs._spark import get_spark, run_on_executors, run_partition_tasks, spark_defaults
 
 __all__ = [
     "EXIT_FAILED",
@@ -68,7 +68,6 @@ __all__ = [
     "run_main",
     "run_on_executors",
     "run_partition_tasks",
-    "schema_of",
     "spark_defaults",
     "write_result_json",
 ]

@@ -1,4 +1,4 @@
-"""Spark for logkeeper jobs: the session, running partition tasks on executors, and result schemas.
+"""Spark for logkeeper jobs: the session and running partition tasks on executors.
 
 pyspark is imported inside the functions, so importing a job module (or `logkeeper dump`) starts
 no JVM. One Spark task per partition: :func:`run_partition_tasks` spreads the tasks (sorted largest
@@ -10,18 +10,14 @@ finishes (PySpark merges accumulator updates on the driver per completed task), 
 
 from __future__ import annotations
 
-import collections.abc
 import dataclasses
-import datetime
 import functools
 import os
 import sys
 import threading
-import types
-import typing
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, TextIO, TypeVar
 
 from jobs._results import ProgressRow, progress_line
 from storage_core.java_properties import parse_java_properties
@@ -29,7 +25,6 @@ from storage_core.java_properties import parse_java_properties
 if TYPE_CHECKING:
     from pyspark import Accumulator
     from pyspark.sql import SparkSession
-    from pyspark.sql.types import DataType, StructType
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -195,59 +190,3 @@ def run_partition_tasks(
 def run_on_executors(spark: SparkSession, items: Sequence[T], fn: Callable[[T], R], *, description: str) -> list[R]:
     """:func:`run_partition_tasks` for jobs whose executor functions print their own progress lines."""
     return run_partition_tasks(spark, items, fn, description=description, log_progress=False)
-
-
-def _spark_type(hint: Any) -> tuple[DataType, bool]:
-    """The Spark type of a type hint, and whether it is nullable."""
-    from pyspark.sql import types as st
-
-    scalars: dict[Any, DataType] = {
-        int: st.LongType(),
-        str: st.StringType(),
-        bool: st.BooleanType(),
-        float: st.DoubleType(),
-        bytes: st.BinaryType(),
-        datetime.datetime: st.TimestampType(),
-        datetime.date: st.DateType(),
-    }
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType) and type(None) in args:
-        rest = [a for a in args if a is not type(None)]
-        if len(rest) == 1:
-            return _spark_type(rest[0])[0], True
-    elif origin in (list, tuple, set, frozenset, collections.abc.Sequence) and args:
-        if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
-            raise TypeError(f"no Spark type for a fixed-size tuple: {hint}")
-        element, nullable = _spark_type(args[0])
-        return st.ArrayType(element, containsNull=nullable), False
-    elif origin in (dict, collections.abc.Mapping) and args:
-        value, nullable = _spark_type(args[1])
-        return st.MapType(_spark_type(args[0])[0], value, valueContainsNull=nullable), False
-    elif dataclasses.is_dataclass(hint) and isinstance(hint, type):
-        return schema_of(hint), False
-    elif hint in scalars:
-        return scalars[hint], False
-    raise TypeError(f"no Spark type for {hint!r}")
-
-
-def schema_of(result_type: type) -> StructType:
-    """The Spark schema of a result dataclass: the one place a Spark schema is made.
-
-    int -> LongType, str -> StringType, bool -> BooleanType, float -> DoubleType, bytes ->
-    BinaryType, datetime -> TimestampType, date -> DateType; `list[X]`, `tuple[X, ...]`,
-    `frozenset[X]` -> ArrayType; `dict[K, V]` -> MapType; a nested dataclass -> StructType;
-    `X | None` -> nullable (every other field is not).
-
-    Raises:
-        TypeError: `result_type` is not a dataclass, or a field's type has no Spark type.
-    """
-    from pyspark.sql import types as st
-
-    if not (dataclasses.is_dataclass(result_type) and isinstance(result_type, type)):
-        raise TypeError(f"not a dataclass: {result_type!r}")
-    hints = typing.get_type_hints(result_type)
-    fields = []
-    for f in dataclasses.fields(result_type):
-        data_type, nullable = _spark_type(hints[f.name])
-        fields.append(st.StructField(f.name, data_type, nullable=nullable))
-    return st.StructType(fields)

@@ -45,6 +45,11 @@ LOCK_FILE = ".lock"
 LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
 PARTITION_METADATA = "partition.metadata"
 
+# KRaft metadata snapshots (`org.apache.kafka.snapshot.Snapshots`, `BootstrapDirectory`):
+# `<20-digit end offset>-<10-digit epoch>.checkpoint`, and `bootstrap.checkpoint` in a metadata dir.
+KRAFT_SNAPSHOT_SUFFIX = ".checkpoint"
+BOOTSTRAP_SNAPSHOT = "bootstrap.checkpoint"
+
 # Directories inside a log dir that are not partition dirs (LogManager skips them).
 METADATA_TOPIC = "__cluster_metadata"
 REMOTE_INDEX_CACHE_DIR = "remote-log-index-cache"
@@ -105,6 +110,15 @@ def is_segment_file_name(name: str) -> bool:
 _SEGMENT_NAME = re.compile(
     rf"\d{{{OFFSET_DIGITS}}}(\.log|\.index|\.timeindex|\.txnindex|\.snapshot)(\.cleaned|\.swap|\.deleted)?"
 )
+
+
+_KRAFT_SNAPSHOT_NAME = re.compile(rf"(\d{{{OFFSET_DIGITS}}})-(\d{{10}})\{KRAFT_SNAPSHOT_SUFFIX}")
+
+
+def parse_kraft_snapshot_name(name: str) -> tuple[int, int] | None:
+    """(end offset, epoch) of a `<end offset>-<epoch>.checkpoint` name, or None for another name."""
+    match = _KRAFT_SNAPSHOT_NAME.fullmatch(name)
+    return None if match is None else (int(match.group(1)), int(match.group(2)))
 
 
 def log_base_offsets(file_names: Iterable[str]) -> list[int]:

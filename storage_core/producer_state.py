@@ -25,7 +25,7 @@ from typing import Protocol
 from storage_core import names
 from storage_core.errors import CorruptRecordError, CorruptSnapshotError, StorageError
 from storage_core.fs import FileSystem, default_fs
-from storage_core.producer_snapshot import ProducerSnapshotEntry, read_snapshot, write_snapshot
+from storage_core.producer_snapshot import ProducerSnapshotEntry, list_snapshot_offsets, read_snapshot, write_snapshot
 
 NUM_BATCHES_TO_RETAIN = 5
 DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000
@@ -164,18 +164,9 @@ class ProducerStateManager:
         self._ongoing: dict[int, int] = {}  # first offset -> producer id, open transactions
         self.map_end_offset = 0
         self._last_snap_offset = 0
-        self.snapshots: list[int] = self._list_snapshots()
+        self.snapshots: list[int] = list_snapshot_offsets(self.dir_path, fs=self._fs)
 
     # -- snapshot files -------------------------------------------------------------------------
-
-    def _list_snapshots(self) -> list[int]:
-        if not self._fs.is_dir(self.dir_path):
-            return []
-        return sorted(
-            names.offset_from_file_name(name)
-            for name in self._fs.list_dir(self.dir_path)
-            if name.endswith(names.SNAPSHOT_SUFFIX) and names.is_segment_file_name(name)
-        )
 
     def _delete_snapshot(self, offset: int) -> None:
         if offset in self.snapshots:

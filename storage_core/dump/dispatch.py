@@ -21,7 +21,7 @@ from storage_core import names
 from storage_core.dump.checkpoint_dump import TEXT_CHECKPOINTS, dump_checkpoint
 from storage_core.dump.diagnostics import Diagnostics
 from storage_core.dump.index_dump import dump_offset_index, dump_time_index, dump_txn_index
-from storage_core.dump.log_dump import KRAFT_SNAPSHOT_SUFFIX, dump_log
+from storage_core.dump.log_dump import dump_log
 from storage_core.dump.options import DumpOptions
 from storage_core.dump.render import DumpLine, Field
 from storage_core.dump.snapshot_dump import dump_snapshot
@@ -51,7 +51,7 @@ def _dump_checkpoint(
 
 _BY_SUFFIX: dict[str, _Dumper] = {
     names.LOG_SUFFIX: dump_log,
-    KRAFT_SNAPSHOT_SUFFIX: dump_log,
+    names.KRAFT_SNAPSHOT_SUFFIX: dump_log,
     names.INDEX_SUFFIX: dump_offset_index,
     names.TIME_INDEX_SUFFIX: dump_time_index,
     names.SNAPSHOT_SUFFIX: _dump_snapshot,

@@ -25,7 +25,6 @@ decode is reported the same way and the dump goes on with the next batch.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Generator, Iterator
 from pathlib import Path
 
@@ -45,12 +44,6 @@ from storage_core.fs import FileSystem
 from storage_core.records.control import ControlRecordType, EndTxnMarker, control_type_name, parse_control_key
 from storage_core.records.file_records import Batch, iterate_batches
 from storage_core.records.record import Record
-
-# KRaft snapshot names (`org.apache.kafka.snapshot.Snapshots`, `BootstrapDirectory`); storage_core.names
-# has no KRaft names yet, so they are parsed here.
-KRAFT_SNAPSHOT_SUFFIX = ".checkpoint"
-BOOTSTRAP_SNAPSHOT = "bootstrap.checkpoint"
-_SNAPSHOT_NAME = re.compile(r"(\d{20})-(\d{10})\.checkpoint")
 
 # Control types whose value Kafka prints as JSON: (label, separator, decoder).
 _KRAFT_CONTROL = {
@@ -149,14 +142,14 @@ def _header_line(path: Path) -> DumpLine | None:
             )
         except InvalidNameError:
             return None  # Kafka fails on such a name; the batches are still worth printing
-    if name == BOOTSTRAP_SNAPSHOT:
+    if name == names.BOOTSTRAP_SNAPSHOT:
         return DumpLine("bootstrap_snapshot", template="KRaft bootstrap snapshot")
-    match = _SNAPSHOT_NAME.fullmatch(name)
-    if match is None:
+    snapshot_id = names.parse_kraft_snapshot_name(name)
+    if snapshot_id is None:
         return None
     return DumpLine(
         "snapshot_id",
-        (Field("endOffset", int(match.group(1))), Field("epoch", int(match.group(2)))),
+        (Field("endOffset", snapshot_id[0]), Field("epoch", snapshot_id[1])),
         template="Snapshot end offset: {endOffset}, epoch: {epoch}",
     )
 

@@ -1,97 +1,16 @@
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import io
 import time
 from pathlib import Path
 
 import pytest
-from pyspark.sql import types as st
 
 from jobs._log_dirs import PartitionTask, discover_partitions
-from jobs._results import EXIT_FAILED, ActionRow, PartitionRow, exit_code, failed_row
-from jobs._spark import _Progress, _ProgressMonitor, run_partition_tasks, schema_of, spark_defaults
+from jobs._results import EXIT_FAILED, PartitionRow, exit_code, failed_row
+from jobs._spark import _Progress, _ProgressMonitor, run_partition_tasks, spark_defaults
 from storage_core.errors import CorruptRecordError, StorageError
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Inner:
-    kind: str
-    bytes: int
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Sample:
-    name: str
-    count: int
-    ratio: float
-    ok: bool
-    raw: bytes
-    note: str | None
-    when: datetime.datetime | None
-    day: datetime.date
-    tags: list[str]
-    policy: frozenset[str]
-    inner: Inner
-    actions: tuple[Inner, ...]
-    maybe: tuple[int | None, ...]
-    sizes: dict[str, int]
-
-
-def test_schema_of_maps_type_hints() -> None:
-    inner = st.StructType(
-        [st.StructField("kind", st.StringType(), False), st.StructField("bytes", st.LongType(), False)]
-    )
-    assert schema_of(Sample) == st.StructType(
-        [
-            st.StructField("name", st.StringType(), False),
-            st.StructField("count", st.LongType(), False),
-            st.StructField("ratio", st.DoubleType(), False),
-            st.StructField("ok", st.BooleanType(), False),
-            st.StructField("raw", st.BinaryType(), False),
-            st.StructField("note", st.StringType(), True),
-            st.StructField("when", st.TimestampType(), True),
-            st.StructField("day", st.DateType(), False),
-            st.StructField("tags", st.ArrayType(st.StringType(), False), False),
-            st.StructField("policy", st.ArrayType(st.StringType(), False), False),
-            st.StructField("inner", inner, False),
-            st.StructField("actions", st.ArrayType(inner, False), False),
-            st.StructField("maybe", st.ArrayType(st.LongType(), True), False),
-            st.StructField("sizes", st.MapType(st.StringType(), st.LongType(), False), False),
-        ]
-    )
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class FixedTuple:
-    pair: tuple[int, str]
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Untyped:
-    anything: object
-
-
-@pytest.mark.parametrize("bad", [FixedTuple, Untyped, int])
-def test_schema_of_rejects_what_has_no_spark_type(bad: type) -> None:
-    with pytest.raises(TypeError):
-        schema_of(bad)
-
-
-@pytest.mark.spark
-def test_schema_of_a_result_row_builds_its_dataframe(spark) -> None:
-    action = ActionRow("delete_segment", "00000000000000000000.log", 0, 100, "retention.ms")
-    rows = [
-        PartitionRow("/d", "orders-0", "orders", 0, "ok", 100, 5, bytes_deleted=100, actions=(action,)),
-        PartitionRow("/d", "orders-1", "orders", 1, "failed", 7, 1, error_type="OSError", error_message="EIO"),
-    ]
-    frame = spark.createDataFrame([dataclasses.astuple(r) for r in rows], schema_of(PartitionRow))
-    assert frame.schema == schema_of(PartitionRow)
-    back = frame.orderBy("partition").collect()
-    assert [r.asDict(recursive=True) for r in back] == [
-        {**dataclasses.asdict(r), "actions": [dataclasses.asdict(a) for a in r.actions]} for r in rows
-    ]
 
 
 def test_spark_defaults_reads_the_properties_file(tmp_path: Path) -> None:
