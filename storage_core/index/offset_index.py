@@ -65,12 +65,11 @@ class OffsetIndex(SparseIndex):
             InvalidOffsetError: `offset` is not above the last entry's.
             OffsetOverflowError: `offset` is not within int32 above the base offset.
         """
-        if self.is_full():
-            raise ValueError(f"attempt to append to a full index {self.path} ({self.entry_count} entries)")
-        if self.entry_count and offset <= self.last_offset:
-            raise InvalidOffsetError(
-                f"attempt to append offset {offset} to {self.path} whose last offset is {self.last_offset}"
-            )
+        entries = self._entries
+        if entries >= self.max_entries:
+            raise ValueError(f"attempt to append to a full index {self.path} ({entries} entries)")
+        if entries and offset <= (last := self.base_offset + self._key(entries - 1)):
+            raise InvalidOffsetError(f"attempt to append offset {offset} to {self.path} whose last offset is {last}")
         self._append_entry(self.ENTRY.pack(self._relative(offset), position))
 
     def truncate_to(self, offset: int) -> None:

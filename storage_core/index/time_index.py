@@ -68,12 +68,15 @@ class TimeIndex(SparseIndex):
         """
         if not skip_full_check and self.is_full():
             raise ValueError(f"{self.path} is full ({self.entry_count} entries)")
-        last = self.last_entry
-        if self.entry_count and offset < last.offset:
-            raise InvalidOffsetError(f"attempt to append offset {offset} to {self.path} after offset {last.offset}")
-        if self.entry_count and timestamp < last.timestamp:
-            raise StorageError(f"attempt to append timestamp {timestamp} to {self.path} after {last.timestamp}")
-        if timestamp > last.timestamp:
+        if self._entries:
+            last_timestamp, last_relative = self.raw_entry(self._entries - 1)
+            if offset < (last_offset := self.base_offset + last_relative):
+                raise InvalidOffsetError(f"attempt to append offset {offset} to {self.path} after offset {last_offset}")
+            if timestamp < last_timestamp:
+                raise StorageError(f"attempt to append timestamp {timestamp} to {self.path} after {last_timestamp}")
+        else:
+            last_timestamp = -1
+        if timestamp > last_timestamp:
             self._append_entry(self.ENTRY.pack(timestamp, self._relative(offset)))
 
     def _relative_offset(self, n: int) -> int:
