@@ -8,6 +8,8 @@ then timed (best of --repeat):
   recovery must do);
 * logkeeper scan: `scan_valid_prefix` (framing + CRC of every batch: what recovery validates);
 * logkeeper recover: `build_segment_indexes` (validation + Kafka's index rebuild, in memory);
+* logkeeper load: `load_partition` of the segment as a partition after an unclean shutdown (the
+  above plus producer state, leader epochs, and the index and snapshot files written, fsynced);
 * kafka-python / aiokafka: `MemoryRecords` iteration with `validate_crc()` per batch.
 
 Run: `.venv/bin/python bench/recover_bench.py [--mib 64] [--repeat 3]`. Prints MB/s and ratios.
@@ -25,6 +27,7 @@ from crc32c import crc32c
 from storage_core.fs import LocalFileSystem
 from storage_core.index.offset_index import OffsetIndex
 from storage_core.index.time_index import TimeIndex
+from storage_core.loader import LoadOptions, load_partition
 from storage_core.records.batch import Record, build_batch
 from storage_core.records.compression import CompressionType
 from storage_core.records.file_records import scan_valid_prefix
@@ -86,6 +89,14 @@ def ours_recover(path: Path) -> None:
     )
 
 
+def ours_load(path: Path) -> None:
+    partition = path.parent / f"{path.stem}-0"
+    if not partition.exists():
+        partition.mkdir()
+        (partition / "00000000000000000000.log").hardlink_to(path)
+    load_partition(partition, LoadOptions(had_clean_shutdown=False, recovery_point=0, log_start_offset=0, now_ms=0))
+
+
 def peer(module: str):
     def run(path: Path) -> None:
         if module == "kafka-python":
@@ -108,6 +119,7 @@ def main() -> None:
         "limit (read+crc32c)": limit,
         "logkeeper scan": ours_scan,
         "logkeeper recover": ours_recover,
+        "logkeeper load": ours_load,
         "kafka-python": peer("kafka-python"),
         "aiokafka": peer("aiokafka"),
     }
