@@ -36,6 +36,7 @@ from jobs._results import (
     new_run_id,
     progress_line,
     refused_unclean,
+    skipped_row,
     write_result_json,
 )
 from jobs._spark import get_spark, run_on_executors, run_partition_tasks, spark_defaults
@@ -68,6 +69,7 @@ __all__ = [
     "run_main",
     "run_on_executors",
     "run_partition_tasks",
+    "skipped_row",
     "spark_defaults",
     "write_result_json",
 ]

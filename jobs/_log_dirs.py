@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from jobs._results import PartitionRow
+from jobs._results import PartitionRow, skipped_row
 from storage_core import names
 from storage_core.errors import InvalidNameError
 from storage_core.fs import FileSystem, default_fs
@@ -118,18 +118,7 @@ def discover_log_dirs(
     (`-delete`, skipped)."""
     found, rows = discover_partitions(log_dirs, fs=fs)
     for part in (p for p in found if p.kind == "delete"):
-        rows.append(
-            PartitionRow(
-                part.log_dir,
-                part.dir_name,
-                part.topic,
-                part.partition,
-                "skipped",
-                part.size_bytes,
-                0,
-                error_message="replica pending deletion (-delete): not maintained",
-            )
-        )
+        rows.append(skipped_row(part, "replica pending deletion (-delete): not maintained"))
     return [p for p in found if p.kind != "delete"], rows
 
 

@@ -131,16 +131,27 @@ def failed_row(part: PartitionTask, started: float, exc: BaseException) -> Parti
 
 def refused_unclean(part: PartitionTask) -> PartitionRow:
     """The row of a partition whose log dir was not cleanly shut down (retention and compact refuse it)."""
+    return _untouched_row(
+        part, "failed", "log dir was not cleanly shut down: run `logkeeper recover` first", error_type="UncleanLogDir"
+    )
+
+
+def skipped_row(part: PartitionTask, reason: str) -> PartitionRow:
+    """The row of a partition a job leaves alone on purpose (`reason` says why)."""
+    return _untouched_row(part, "skipped", reason)
+
+
+def _untouched_row(part: PartitionTask, status: str, message: str, *, error_type: str = "") -> PartitionRow:
     return PartitionRow(
         part.log_dir,
         part.dir_name,
         part.topic,
         part.partition,
-        "failed",
+        status,
         part.size_bytes,
         0,
-        error_type="UncleanLogDir",
-        error_message="log dir was not cleanly shut down: run `logkeeper recover` first",
+        error_type=error_type,
+        error_message=message,
     )
 
 

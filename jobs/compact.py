@@ -34,6 +34,7 @@ from jobs._common import (
     refused_unclean,
     run_main,
     run_on_executors,
+    skipped_row,
 )
 from storage_core.cleaner.compact import compact_partition
 from storage_core.config import LogConfig, effective_log_config
@@ -155,18 +156,7 @@ def run(args: CompactArgs) -> JobSummary:
             config = effective_log_config(common.broker, common.topics, part.topic)
             state = states[Path(part.log_dir)]
             if not config.compact:
-                rows.append(
-                    PartitionRow(
-                        part.log_dir,
-                        part.dir_name,
-                        part.topic,
-                        part.partition,
-                        "skipped",
-                        part.size_bytes,
-                        0,
-                        error_message="cleanup.policy has no compact",
-                    )
-                )
+                rows.append(skipped_row(part, "cleanup.policy has no compact"))
             elif not state.had_clean_shutdown:
                 rows.append(refused_unclean(part))
             else:

@@ -20,6 +20,7 @@ from jobs._common import (
     PartitionRow,
     common_args,
     discover_log_dirs,
+    failed_row,
     get_spark,
     job_parser,
     locked_log_dirs,
@@ -65,17 +66,7 @@ def rebuild_partition(task: RebuildTask) -> PartitionRow:
             Path(part.log_dir) / part.dir_name, settings=task.settings, verify_only=task.verify_only
         )
     except (StorageError, OSError) as exc:
-        row = PartitionRow(
-            part.log_dir,
-            part.dir_name,
-            part.topic,
-            part.partition,
-            "failed",
-            part.size_bytes,
-            int((time.monotonic() - started) * 1000),
-            error_type=type(exc).__name__,
-            error_message=str(exc),
-        )
+        row = failed_row(part, started, exc)
     else:
         mismatched = task.verify_only and result.mismatches > 0
         row = PartitionRow(
