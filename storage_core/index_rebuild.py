@@ -20,20 +20,25 @@ The `.log` files are never modified: bytes after a segment's valid prefix are re
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from storage_core import names
 from storage_core.fs import FileSystem, default_fs
-from storage_core.index.offset_index import OffsetIndex
-from storage_core.index.time_index import TimeIndex
+from storage_core.index.offset_index import OffsetIndex, OffsetPosition
+from storage_core.index.time_index import TimeIndex, TimestampOffset
 from storage_core.index.txn_index import TransactionIndex
 from storage_core.load_actions import ActionKind, LoadAction
 from storage_core.partition_segments import SegmentSettings
 from storage_core.producer_rebuild import replay_producer_batch
 from storage_core.producer_state import ProducerStateManager
-from storage_core.records.file_records import Buffer, iterate_batches
+from storage_core.records.file_records import Batch
 from storage_core.segment import build_segment_indexes
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,54 +77,71 @@ def rebuild_indexes(
     psm = ProducerStateManager(dir_path, fs=fs)
     actions: list[LoadAction] = []
     for base_offset in bases:
-        log_path = names.log_file(dir_path, base_offset)
-        txn_index = TransactionIndex.build_in_memory(names.txn_index_file(dir_path, base_offset), base_offset, fs=fs)
-        buffer = fs.mmap(log_path)
-        rebuilt = build_segment_indexes(
-            buffer,
-            offset_index=OffsetIndex.build_in_memory(
-                names.offset_index_file(dir_path, base_offset),
-                base_offset,
-                max_index_size=settings.segment_index_bytes,
-                fs=fs,
-            ),
-            time_index=TimeIndex.build_in_memory(
-                names.time_index_file(dir_path, base_offset),
-                base_offset,
-                max_index_size=settings.segment_index_bytes,
-                fs=fs,
-            ),
-            index_interval_bytes=settings.index_interval_bytes,
-            on_batch=lambda batch, txn_index=txn_index: (
-                replay_producer_batch(psm, batch, txn_index) if batch.magic >= 2 else None
-            ),
-        )
-        if rebuilt.valid_bytes < len(buffer):
-            actions.append(
-                LoadAction(
-                    ActionKind.CORRUPTION_DETECTED,
-                    log_path.name,
-                    base_offset,
-                    len(buffer) - rebuilt.valid_bytes,
-                    "invalid bytes after the valid prefix (run recover to truncate them)",
-                )
-            )
-        batches = _valid_batches(buffer, rebuilt.valid_bytes)
-        for index, problem in (
-            (rebuilt.offset_index, _offset_index_problem(rebuilt.offset_index.path, base_offset, batches, fs)),
-            (rebuilt.time_index, _time_index_problem(rebuilt.time_index.path, base_offset, batches, fs)),
-        ):
-            if problem is not None:
-                actions.append(_fix(index.path, index.encoded(), base_offset, problem, verify_only=verify_only, fs=fs))
-        entries = txn_index.all_entries()
-        on_disk = txn_index.path
-        content = b"".join(e.encode() for e in entries)
-        if (entries or (fs.exists(on_disk) and fs.size(on_disk))) and (
-            not fs.exists(on_disk) or fs.read_bytes(on_disk) != content
-        ):
-            problem = "missing" if not fs.exists(on_disk) else "differs from the aborted transactions in the log"
-            actions.append(_fix(on_disk, content, base_offset, problem, verify_only=verify_only, fs=fs))
+        actions += _check_segment(dir_path, base_offset, psm, settings=settings, verify_only=verify_only, fs=fs)
     return IndexCheckResult(len(bases), tuple(actions))
+
+
+def _check_segment(
+    dir_path: Path,
+    base_offset: int,
+    psm: ProducerStateManager,
+    *,
+    settings: SegmentSettings,
+    verify_only: bool,
+    fs: FileSystem,
+) -> list[LoadAction]:
+    """Rebuild one segment's indexes in memory (producer state carried in `psm`) and fix or report the files."""
+    actions: list[LoadAction] = []
+    log_path = names.log_file(dir_path, base_offset)
+    offset_index_path = names.offset_index_file(dir_path, base_offset)
+    time_index_path = names.time_index_file(dir_path, base_offset)
+    txn_index = TransactionIndex.build_in_memory(names.txn_index_file(dir_path, base_offset), base_offset, fs=fs)
+    offset_check = _OffsetEntriesCheck(offset_index_path, base_offset, fs)
+    time_check = _TimeEntriesCheck(time_index_path, base_offset, fs)
+
+    def observe(batch: Batch) -> None:
+        offset_check.feed(batch)
+        time_check.feed(batch)
+        if batch.magic >= 2:
+            replay_producer_batch(psm, batch, txn_index)
+
+    buffer = fs.mmap(log_path)
+    rebuilt = build_segment_indexes(
+        buffer,
+        offset_index=OffsetIndex.build_in_memory(
+            offset_index_path, base_offset, max_index_size=settings.segment_index_bytes, fs=fs
+        ),
+        time_index=TimeIndex.build_in_memory(
+            time_index_path, base_offset, max_index_size=settings.segment_index_bytes, fs=fs
+        ),
+        index_interval_bytes=settings.index_interval_bytes,
+        on_batch=observe,
+    )
+    if rebuilt.valid_bytes < len(buffer):
+        actions.append(
+            LoadAction(
+                ActionKind.CORRUPTION_DETECTED,
+                log_path.name,
+                base_offset,
+                len(buffer) - rebuilt.valid_bytes,
+                "invalid bytes after the valid prefix (run recover to truncate them)",
+            )
+        )
+    for index, problem in (
+        (rebuilt.offset_index, offset_check.finish()),
+        (rebuilt.time_index, time_check.finish()),
+    ):
+        if problem is not None:
+            actions.append(_fix(index.path, index.encoded(), base_offset, problem, verify_only=verify_only, fs=fs))
+    entries = txn_index.all_entries()
+    on_disk = txn_index.path
+    content = b"".join(e.encode() for e in entries)
+    if (entries or (fs.exists(on_disk) and fs.size(on_disk))) and (
+        not fs.exists(on_disk) or fs.read_bytes(on_disk) != content
+    ):
+        problem = "missing" if not fs.exists(on_disk) else "differs from the aborted transactions in the log"
+        actions.append(_fix(on_disk, content, base_offset, problem, verify_only=verify_only, fs=fs))
+    return actions
 
 
 def _fix(
@@ -131,49 +153,92 @@ def _fix(
     return LoadAction(ActionKind.REBUILD_INDEX, path.name, base_offset, 0, problem)
 
 
-def _valid_batches(buffer: Buffer, valid_bytes: int) -> list[tuple[int, int, int, int]]:
-    """(position, base offset, last offset, running max timestamp) of each batch of the valid prefix."""
-    rows = []
-    running = -1
-    for batch in iterate_batches(buffer, end=valid_bytes):
-        running = max(running, batch.max_timestamp)
-        rows.append((batch.position, batch.base_offset, batch.last_offset, running))
-    return rows
+class _OffsetEntriesCheck:
+    """Is the offset index on disk valid for the batches fed to it, in file order?
+
+    Each entry (O, P) must start a batch at P whose last offset is <= O (Kafka's append path
+    indexes a chunk of batches by its last offset), with O <= the log's last offset; entries
+    increase. One pass beside the rebuild, no list of batches: memory is the index's entries.
+    """
+
+    def __init__(self, path: Path, base_offset: int, fs: FileSystem) -> None:
+        self.problem: str | None = "missing"
+        self._entries: list[OffsetPosition] = []
+        if fs.exists(path):
+            index = OffsetIndex.open(path, base_offset, fs=fs)
+            self._entries = index.entries()
+            self.problem = index.find_problem() or _not_increasing(
+                self._entries, lambda a, b: b.offset <= a.offset or b.position <= a.position
+            )
+        self._next = 0
+        self._last_offset: int | None = None
+
+    def feed(self, batch: Batch) -> None:
+        entries, n = self._entries, self._next
+        while n < len(entries) and entries[n].position <= batch.position:
+            entry = entries[n]
+            if entry.position < batch.position or batch.last_offset > entry.offset:
+                self._fail(entry)
+            n += 1
+        self._next = n
+        self._last_offset = batch.last_offset
+
+    def _fail(self, entry: OffsetPosition) -> None:
+        self.problem = self.problem or f"entry ({entry.offset}, {entry.position}) does not point at a batch holding it"
+
+    def finish(self) -> str | None:
+        """The first problem found, or None."""
+        if self._next < len(self._entries):
+            self._fail(self._entries[self._next])
+        elif self._entries and (self._last_offset is None or self._entries[-1].offset > self._last_offset):
+            self._fail(self._entries[-1])
+        return self.problem
 
 
-def _offset_index_problem(path: Path, base_offset: int, batches: list, fs: FileSystem) -> str | None:
-    if not fs.exists(path):
-        return "missing"
-    index = OffsetIndex.open(path, base_offset, fs=fs)
-    problem = index.find_problem()
-    if problem is not None:
-        return problem
-    by_position = {position: last for position, _, last, _ in batches}
-    log_last = batches[-1][2] if batches else base_offset - 1
-    previous = None
-    for entry in index.entries():
-        if previous is not None and (entry.offset <= previous.offset or entry.position <= previous.position):
-            return f"entries do not increase at offset {entry.offset}"
-        last = by_position.get(entry.position)
-        if last is None or last > entry.offset or entry.offset > log_last:
-            return f"entry ({entry.offset}, {entry.position}) does not point at a batch holding it"
-        previous = entry
-    return None
+class _TimeEntriesCheck:
+    """Is the time index on disk valid for the batches fed to it, in file order?
+
+    Each entry (T, O) must name an offset O held by a batch (base <= O <= last) whose running
+    maximum timestamp (over the log up to and including it) is >= T; entries increase in timestamp
+    and do not decrease in offset.
+    """
+
+    def __init__(self, path: Path, base_offset: int, fs: FileSystem) -> None:
+        self.problem: str | None = "missing"
+        self._entries: list[TimestampOffset] = []
+        if fs.exists(path):
+            index = TimeIndex.open(path, base_offset, fs=fs)
+            self._entries = index.entries()
+            self.problem = index.find_problem() or _not_increasing(
+                self._entries, lambda a, b: b.timestamp <= a.timestamp or b.offset < a.offset
+            )
+        self._next = 0
+        self._running_max = -1
+
+    def feed(self, batch: Batch) -> None:
+        self._running_max = max(self._running_max, batch.max_timestamp)
+        entries, n = self._entries, self._next
+        while n < len(entries) and entries[n].offset <= batch.last_offset:
+            entry = entries[n]
+            if entry.offset < batch.base_offset or self._running_max < entry.timestamp:
+                self._fail(entry)
+            n += 1
+        self._next = n
+
+    def _fail(self, entry: TimestampOffset) -> None:
+        self.problem = self.problem or (
+            f"entry ({entry.timestamp}, {entry.offset}) is not a timestamp of the log up to its offset"
+        )
+
+    def finish(self) -> str | None:
+        """The first problem found, or None."""
+        if self._next < len(self._entries):
+            self._fail(self._entries[self._next])
+        return self.problem
 
 
-def _time_index_problem(path: Path, base_offset: int, batches: list, fs: FileSystem) -> str | None:
-    if not fs.exists(path):
-        return "missing"
-    index = TimeIndex.open(path, base_offset, fs=fs)
-    problem = index.find_problem()
-    if problem is not None:
-        return problem
-    previous = None
-    for entry in index.entries():
-        if previous is not None and (entry.timestamp <= previous.timestamp or entry.offset < previous.offset):
-            return f"entries do not increase at timestamp {entry.timestamp}"
-        holder = next((b for b in batches if b[1] <= entry.offset <= b[2]), None)
-        if holder is None or holder[3] < entry.timestamp:
-            return f"entry ({entry.timestamp}, {entry.offset}) is not a timestamp of the log up to its offset"
-        previous = entry
+def _not_increasing(entries: Sequence[T], goes_back: Callable[[T, T], bool]) -> str | None:
+    for previous, entry in itertools.pairwise(entries):
+        if goes_back(previous, entry):
+            return f"entries do not increase after {previous}"
     return None

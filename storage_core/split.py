@@ -27,11 +27,16 @@ def split_overflowed_segment(
     """Split `<base_offset>.log` into segments whose offsets fit; returns the new base offsets.
 
     Raises:
-        StorageError: offsets go backwards, so no split can order them.
+        StorageError: offsets go backwards, or below the segment's base offset, so no split can
+            order them (nothing is changed).
     """
     log = names.log_file(dir_path, base_offset)
     groups: list[list[Batch]] = []
     for batch in iterate_batches(fs.mmap(log)):
+        if batch.base_offset < base_offset:
+            raise StorageError(
+                f"{log}: batch offset {batch.base_offset} is below the segment's base offset; it cannot be split"
+            )
         if groups and batch.last_offset - groups[-1][0].base_offset <= _INT32_MAX:
             groups[-1].append(batch)
             continue

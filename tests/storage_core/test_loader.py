@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from storage_core import names
+from storage_core.errors import StorageError
 from storage_core.fs import FaultInjectingFileSystem, LocalFileSystem, SimulatedCrash
 from storage_core.index.offset_index import OffsetIndex
 from storage_core.index.time_index import TimeIndex
@@ -428,6 +429,17 @@ def test_a_segment_whose_offsets_overflow_is_split(part: Path) -> None:
     assert result.log_end_offset == high + 4
     assert not [p for p in part.iterdir() if p.name.endswith((".cleaned", ".swap", ".deleted"))]
     assert all(a.kind != ActionKind.SPLIT_SEGMENT for a in load(part).actions)
+
+
+def test_a_batch_below_the_segment_base_offset_fails_the_partition_unchanged(part: Path) -> None:
+    # Found by the fuzz campaign: a damaged base offset (not covered by the CRC) far below the file's
+    # base offset. No split can place it; the partition fails with a StorageError, its log untouched.
+    write_segment(part, 100, [batch(o) for o in (-(2**40), 101, 102)])
+    before = {p.name: p.read_bytes() for p in part.glob("*.log")}
+    with pytest.raises(StorageError, match="below the segment's base offset"):
+        load(part)
+    assert {p.name: p.read_bytes() for p in part.glob("*.log")} == before
+    assert not [p for p in part.iterdir() if p.name.endswith((".cleaned", ".swap", ".deleted"))]
 
 
 def test_a_crash_during_a_split_recovers_to_the_same_keys(tmp_path: Path) -> None:
