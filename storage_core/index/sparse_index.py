@@ -29,12 +29,13 @@ from typing import ClassVar, Self
 
 from storage_core.errors import CorruptIndexError, OffsetOverflowError
 from storage_core.fs import FileHandle, FileSystem, default_fs
+from storage_core.index.index_file import IndexFile
 
 DEFAULT_MAX_INDEX_SIZE = 10_485_760
 _INT32_MAX = 2**31 - 1  # the largest relative offset an entry can store
 
 
-class SparseIndex:
+class SparseIndex(IndexFile):
     """An index file of fixed-size entries. Use :meth:`open` or :meth:`build_in_memory`.
 
     Args:
@@ -58,13 +59,9 @@ class SparseIndex:
         max_index_size: int,
         fs: FileSystem,
     ) -> None:
-        self.path = path
-        self.base_offset = base_offset
+        super().__init__(path, base_offset, fs)
         self.max_index_size = max_index_size
-        self._fs = fs
         self._writable = writable
-        self._handle: FileHandle | None = None
-        self._in_memory = False
         self._length = len(data)
         self._entries = len(data) // self.ENTRY.size
         self._buf = bytearray(memoryview(data)[: self._entries * self.ENTRY.size])
@@ -115,11 +112,6 @@ class SparseIndex:
         index._in_memory = True
         index._length = cls._preallocated_length(max_index_size)
         return index
-
-    @property
-    def in_memory(self) -> bool:
-        """True until an index built in memory is persisted."""
-        return self._in_memory
 
     def encoded(self) -> bytes:
         """The bytes of this index trimmed to its entries."""
@@ -247,17 +239,3 @@ class SparseIndex:
     def trim_to_valid_size(self) -> None:
         """Resize the file to its entries (done at roll, close and after recovery)."""
         self.resize(self._entries * self.ENTRY.size)
-
-    def flush(self) -> None:
-        if self._handle is not None:
-            self._handle.fsync()
-
-    def close(self) -> None:
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
-
-    def delete(self) -> None:
-        """Close the index and delete its file if it exists."""
-        self.close()
-        self._fs.delete(self.path)

@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 from storage_core.errors import CorruptIndexError
 from storage_core.fs import FileHandle, FileSystem, default_fs
+from storage_core.index.index_file import IndexFile
 
 _ENTRY = struct.Struct(">hqqqq")  # Version, ProducerId, FirstOffset, LastOffset, LastStableOffset
 CURRENT_VERSION = 0
@@ -61,16 +62,12 @@ def decode_txn_index(data: bytes, *, path: Path | None = None) -> list[AbortedTx
     return entries
 
 
-class TransactionIndex:
+class TransactionIndex(IndexFile):
     """A segment's aborted-transaction index."""
 
     def __init__(self, path: Path, base_offset: int, entries: list[AbortedTxn], fs: FileSystem) -> None:
-        self.path = path
-        self.base_offset = base_offset
+        super().__init__(path, base_offset, fs)
         self._entries = entries
-        self._fs = fs
-        self._handle: FileHandle | None = None
-        self._in_memory = False
 
     @classmethod
     def open(cls, path: Path, base_offset: int, *, fs: FileSystem | None = None) -> TransactionIndex:
@@ -90,10 +87,6 @@ class TransactionIndex:
         index = cls(Path(path), base_offset, [], fs)
         index._in_memory = True
         return index
-
-    @property
-    def in_memory(self) -> bool:
-        return self._in_memory
 
     def persist(self) -> None:
         """Write an in-memory index atomically (only if it has entries or its file already exists).
@@ -152,17 +145,3 @@ class TransactionIndex:
             if entry.last_stable_offset >= upper_bound_offset:
                 return found, True
         return found, False
-
-    def flush(self) -> None:
-        if self._handle is not None:
-            self._handle.fsync()
-
-    def close(self) -> None:
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
-
-    def delete(self) -> None:
-        """Close the index and delete its file if it exists."""
-        self.close()
-        self._fs.delete(self.path)
