@@ -2,16 +2,17 @@
 
 Header-level figures (batches, codecs, control and transactional batches, producer ids, timestamps)
 come from the 61-byte batch headers; record-level figures (records, keyed records, tombstones,
-distinct keys) decode the records. `invalid_bytes` is what recovery would truncate.
+distinct keys: exact up to 16384, then a HyperLogLog estimate) decode the records.
+`invalid_bytes` is what recovery would truncate.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from storage_core import names
+from storage_core.distinct_keys import DistinctKeys
 from storage_core.errors import CorruptRecordError
 from storage_core.fs import FileSystem, default_fs
 from storage_core.records.compression import CompressionType
@@ -62,7 +63,7 @@ def segment_stats(dir_path: Path, base_offset: int, *, is_active: bool, fs: File
     batches = records = control = transactional = keyed = tombstones = 0
     codecs = dict.fromkeys(CompressionType, 0)
     producers: set[int] = set()
-    keys: set[bytes] = set()
+    keys = DistinctKeys()
     min_ts, max_ts = -1, -1
     next_offset = base_offset
     status = "ok" if valid == len(data) else "invalid_tail"
@@ -82,7 +83,7 @@ def segment_stats(dir_path: Path, base_offset: int, *, is_active: bool, fs: File
                     max_ts = max(max_ts, record.timestamp)
                 if record.key is not None and not batch.is_control:
                     keyed += 1
-                    keys.add(hashlib.md5(record.key).digest()[:8])
+                    keys.add(record.key)
                     tombstones += record.value is None
     except CorruptRecordError:
         status = "corrupt_records"
@@ -108,7 +109,7 @@ def segment_stats(dir_path: Path, base_offset: int, *, is_active: bool, fs: File
         producer_id_count=len(producers),
         keyed_record_count=keyed,
         tombstone_count=tombstones,
-        distinct_key_estimate=len(keys),
+        distinct_key_estimate=keys.estimate(),
         invalid_bytes=len(data) - valid,
         status=status,
     )
