@@ -8,23 +8,22 @@ by a read-only CRC scan) and in a real run (segments opened as
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from storage_core import names
 from storage_core.dir_view import DirView
-from storage_core.errors import CorruptIndexError, CorruptRecordError
+from storage_core.errors import CorruptIndexError
 from storage_core.fs import FileSystem
 from storage_core.index.offset_index import OffsetIndex
 from storage_core.index.time_index import TimeIndex
 from storage_core.index.txn_index import TransactionIndex
 from storage_core.load_actions import ActionKind, LoadAction
 from storage_core.records.batch import RecordBatch
-from storage_core.records.file_records import Buffer, ScanResult, iterate_batches, scan_valid_prefix
+from storage_core.records.file_records import ScanResult, iterate_batches, scan_valid_prefix
 from storage_core.records.legacy import LegacyBatch
-from storage_core.segment import LogSegment
+from storage_core.segment import LogSegment, read_next_offset
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,14 +47,6 @@ class _FileBatches:
         for batch in iterate_batches(buffer):
             if batch.last_offset >= offset:
                 yield batch
-
-
-def _last_offset(buffer: Buffer, start: int, end: int | None) -> int | None:
-    """The last offset of the last whole batch in `buffer[start:end]`, None if there is none."""
-    last = None
-    for batch in iterate_batches(buffer, start=start, end=end):
-        last = batch.last_offset
-    return last
 
 
 class PartitionSegments:
@@ -167,37 +158,15 @@ class PartitionSegments:
         return scan.invalid_position, scan.invalid_reason or "invalid batch"
 
     def read_next_offset(self, base_offset: int) -> int:
-        """The next offset after the segment's last batch (its base offset if it has none).
-
-        Like Kafka's `LogSegment.readNextOffset`, the walk starts at the offset index's last entry
-        (O, P), when the index is on disk and describes this `.log` (not a dry run's predicted
-        truncation) and the batch at P starts at or below O; otherwise at the start of the file.
-        """
-        buffer = self.fs.mmap(self.view.path(self._name(base_offset, names.LOG_SUFFIX)))
-        end = self._truncated.get(base_offset)
-        start = 0 if end is not None else self._last_indexed_position(base_offset, buffer)
-        last = None
-        if start:
-            with contextlib.suppress(CorruptRecordError):  # then the walk from 0 meets it too and raises
-                last = _last_offset(buffer, start, end)
-        if last is None:
-            last = _last_offset(buffer, 0, end)
-        return base_offset if last is None else last + 1
-
-    def _last_indexed_position(self, base_offset: int, buffer: Buffer) -> int:
-        """Position P of the offset index's last entry (O, P) if the batch at P starts at or below O, else 0."""
-        name = self._name(base_offset, names.INDEX_SUFFIX)
-        if not self.view.exists(name):
-            return 0
-        index = OffsetIndex.open(self.view.path(name), base_offset, fs=self.fs)
-        if index.entry_count == 0:
-            return 0
-        offset, position = index.entry(index.entry_count - 1)
-        try:
-            first = next(iterate_batches(buffer, start=position), None)
-        except CorruptRecordError:
-            return 0
-        return position if first is not None and first.base_offset <= offset else 0
+        """The next offset after the segment's last batch (in a dry run, after a predicted truncation)."""
+        index_name = self._name(base_offset, names.INDEX_SUFFIX)
+        return read_next_offset(
+            self.view.path(self._name(base_offset, names.LOG_SUFFIX)),
+            base_offset=base_offset,
+            index_path=self.view.path(index_name) if self.view.exists(index_name) else None,
+            fs=self.fs,
+            end=self._truncated.get(base_offset),
+        )
 
     def delete_segment(self, base_offset: int, *, reason: str) -> list[LoadAction]:
         """Rename the segment's files to `.deleted`, then delete them (`file.delete.delay.ms` = 0)."""

@@ -37,7 +37,7 @@ from storage_core.fs import FileSystem, default_fs
 from storage_core.index.time_index import TimeIndex
 from storage_core.leader_epoch import LeaderEpochCache, read_leader_epoch_checkpoint, write_leader_epoch_checkpoint
 from storage_core.load_actions import ActionKind, LoadAction
-from storage_core.records.file_records import iterate_batches
+from storage_core.segment import read_next_offset
 
 
 class RetentionReason(enum.StrEnum):
@@ -155,10 +155,12 @@ def segment_infos(dir_path: Path, fs: FileSystem) -> list[SegmentInfo]:
 
 def next_offset_of(dir_path: Path, segment: SegmentInfo, fs: FileSystem) -> int:
     """The next offset after the segment's last batch, its base offset when empty."""
-    last = None
-    for batch in iterate_batches(fs.mmap(names.log_file(dir_path, segment.base_offset))):
-        last = batch.next_offset
-    return segment.base_offset if last is None else last
+    return read_next_offset(
+        names.log_file(dir_path, segment.base_offset),
+        base_offset=segment.base_offset,
+        index_path=names.offset_index_file(dir_path, segment.base_offset),
+        fs=fs,
+    )
 
 
 def plan_retention(

@@ -18,6 +18,7 @@ the next load recovers the segment again and reaches the same state.
 
 from __future__ import annotations
 
+import contextlib
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -124,6 +125,62 @@ def build_segment_indexes(
         pass  # as above: the valid prefix ends at `position`
     time_index.maybe_append(max_timestamp, offset_of_max_timestamp, skip_full_check=True)
     return RebuiltIndexes(offset_index, time_index, position)
+
+
+def read_next_offset(
+    log_path: Path, *, base_offset: int, index_path: Path | None, fs: FileSystem, end: int | None = None
+) -> int:
+    """The next offset after a segment's last whole batch, its base offset if it has none.
+
+    Like Kafka's `LogSegment.readNextOffset`, the walk starts at the offset index's last entry
+    (O, P) when the batch at P starts at or below O (the index describes this `.log`), otherwise
+    at the start of the file; so a sound index makes this cost one index read and a short walk.
+
+    Args:
+        log_path: the segment's `.log`.
+        base_offset: the segment's base offset.
+        index_path: its offset index, None (or a missing file) to walk the whole `.log`.
+        fs: the file system.
+        end: read the `.log` only up to here (a dry run's predicted truncation; the index is then
+            not used, it may describe bytes past `end`).
+
+    Raises:
+        CorruptRecordError: the `.log`'s framing is corrupt before `end`.
+    """
+    buffer = fs.mmap(log_path)
+    start = 0
+    if end is None and index_path is not None:
+        start = _last_indexed_position(index_path, base_offset, buffer, fs)
+    last = None
+    if start:
+        with contextlib.suppress(CorruptRecordError):  # then the walk from 0 meets it too, and raises
+            last = _last_offset(buffer, start, end)
+    if last is None:
+        last = _last_offset(buffer, 0, end)
+    return base_offset if last is None else last + 1
+
+
+def _last_indexed_position(index_path: Path, base_offset: int, buffer: Buffer, fs: FileSystem) -> int:
+    """P of the offset index's last entry (O, P) if the batch at P starts at or below O, else 0."""
+    if not fs.exists(index_path):
+        return 0
+    index = OffsetIndex.open(index_path, base_offset, fs=fs)
+    if index.entry_count == 0:
+        return 0
+    offset, position = index.entry(index.entry_count - 1)
+    try:
+        first = next(iterate_batches(buffer, start=position), None)
+    except CorruptRecordError:
+        return 0
+    return position if first is not None and first.base_offset <= offset else 0
+
+
+def _last_offset(buffer: Buffer, start: int, end: int | None) -> int | None:
+    """The last offset of the last whole batch in `buffer[start:end]`, None if there is none."""
+    last = None
+    for batch in iterate_batches(buffer, start=start, end=end):
+        last = batch.last_offset
+    return last
 
 
 class LogSegment:
@@ -269,13 +326,6 @@ class LogSegment:
             if batch.last_offset >= offset:
                 return OffsetPosition(batch.last_offset, batch.position)
         return None
-
-    def read_next_offset(self) -> int:
-        """The next offset after the last batch, or the base offset when empty."""
-        last = None
-        for batch in self.log.batches(self.offset_index.lookup(self.offset_index.last_offset).position):
-            last = batch
-        return self.base_offset if last is None else last.next_offset
 
     def truncate_to(self, offset: int) -> int:
         """Remove everything at and above `offset` (`LogSegment.truncateTo`); returns bytes removed."""
