@@ -1,0 +1,47 @@
+"""`segment_stats_batches`, the mapInArrow function of the stats job, called as Spark calls it."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pyarrow as pa
+
+from storage_core.segment_stats import segment_stats
+from tests.builders.log_dir import T0, LogDirBuilder
+from udfs.segments import SEGMENT_STATS_SCHEMA, segment_stats_batches
+
+
+def input_batch(log_dir: Path, dir_name: str, bases: list[int]) -> pa.RecordBatch:
+    rows = [
+        {
+            "run_id": "r1",
+            "run_ts_ms": T0,
+            "log_dir": str(log_dir),
+            "dir_name": dir_name,
+            "topic": "orders",
+            "partition": 0,
+            "base_offset": base,
+            "is_active": base == bases[-1],
+        }
+        for base in bases
+    ]
+    return pa.RecordBatch.from_pylist(rows)
+
+
+def test_one_output_row_per_segment_with_the_table_schema(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    LogDirBuilder(logs).partition("orders", 0, segments=3, batches_per_segment=5)
+    batches = [input_batch(logs, "orders-0", [0, 5]), input_batch(logs, "orders-0", [10])]
+    out = pa.Table.from_batches(list(segment_stats_batches(iter(batches))))
+    assert out.schema == SEGMENT_STATS_SCHEMA
+    assert out.column("base_offset").to_pylist() == [0, 5, 10]
+    assert out.column("is_active").to_pylist() == [False, True, True]
+    expected = dataclasses.asdict(segment_stats(logs / "orders-0", 0, is_active=False))
+    assert {k: out.to_pylist()[0][k] for k in expected} == expected
+    assert {r["run_id"] for r in out.to_pylist()} == {"r1"}
+    assert out.column("run_ts").type == pa.timestamp("us", tz="UTC")
+
+
+def test_an_empty_input_yields_nothing() -> None:
+    assert list(segment_stats_batches(iter([]))) == []
