@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import io
 import time
 from pathlib import Path
@@ -26,6 +27,8 @@ def test_session_settings_come_from_conf(spark) -> None:
     assert spark.conf.get("spark.ui.enabled") == "false"
     assert spark.conf.get("spark.sql.session.timeZone") == "UTC"
     assert spark.sparkContext.getConf().get("spark.python.worker.reuse") == "true"
+    # Workers over Unix domain sockets: loopback TCP stalled every task ~40 ms (bench/README.md).
+    assert spark.sparkContext.getConf().get("spark.python.unix.domain.socket.enabled") == "true"
 
 
 def count_files(task: PartitionTask) -> PartitionRow:
@@ -81,6 +84,17 @@ def test_failed_partitions_are_rows_and_the_others_are_done(spark, tmp_path: Pat
         ["t-3", "ok"],
     ]
     assert spark.sparkContext.getLocalProperty("spark.job.description") is None
+
+
+def frozen_objects(task: int) -> int:
+    """An executor function: how many objects the worker's collector skips (frozen before the task)."""
+    return gc.get_freeze_count()
+
+
+@pytest.mark.spark
+def test_workers_freeze_their_imports_before_the_first_task(spark) -> None:
+    # Reused workers gc.collect() after every task; the import-time heap is frozen so it is not walked.
+    assert all(count > 1000 for count in run_partition_tasks(spark, [1, 2, 3], frozen_objects, description="gc"))
 
 
 @pytest.mark.spark
