@@ -98,8 +98,12 @@ class FileSystem(Protocol):
         """Create or overwrite `path` with `data` in place (not atomic)."""
         ...
 
-    def write_atomic(self, path: Path, data: bytes) -> None:
-        """Replace `path` by `data` atomically: `.tmp`, fsync, rename, fsync the directory."""
+    def write_atomic(self, path: Path, data: bytes, *, sync_dir: bool = True) -> None:
+        """Replace `path` by `data` atomically: `.tmp`, fsync, rename, fsync the directory.
+
+        With `sync_dir=False` the caller fsyncs the directory itself, once after several writes;
+        until then a power loss may bring back the old file (never a partial new one).
+        """
         ...
 
     def truncate(self, path: Path, size: int) -> None:
@@ -114,8 +118,8 @@ class FileSystem(Protocol):
         """fsync a directory, making creations, renames and deletions in it durable."""
         ...
 
-    def rename_atomic(self, source: Path, target: Path) -> None:
-        """Rename `source` to `target` (replacing it) and fsync the parent directory."""
+    def rename_atomic(self, source: Path, target: Path, *, sync_dir: bool = True) -> None:
+        """Rename `source` to `target` (replacing it) and fsync the parent directory (unless `sync_dir=False`)."""
         ...
 
     def delete(self, path: Path) -> None:
@@ -237,11 +241,11 @@ class LocalFileSystem:
             if fsync:
                 handle.fsync()
 
-    def write_atomic(self, path: Path, data: bytes) -> None:
+    def write_atomic(self, path: Path, data: bytes, *, sync_dir: bool = True) -> None:
         path = Path(path)
         tmp = path.with_name(path.name + ".tmp")
         self.write_file(tmp, data, fsync=True)
-        self.rename_atomic(tmp, path)
+        self.rename_atomic(tmp, path, sync_dir=sync_dir)
 
     def truncate(self, path: Path, size: int) -> None:
         self._before("truncate", path)
@@ -263,10 +267,11 @@ class LocalFileSystem:
         finally:
             os.close(fd)
 
-    def rename_atomic(self, source: Path, target: Path) -> None:
+    def rename_atomic(self, source: Path, target: Path, *, sync_dir: bool = True) -> None:
         self._before("rename", source)
         os.replace(source, target)
-        self.fsync_dir(Path(target).parent)
+        if sync_dir:
+            self.fsync_dir(Path(target).parent)
 
     def delete(self, path: Path) -> None:
         if os.path.lexists(path):

@@ -275,7 +275,7 @@ class _Loader:
             # and the partition fails, so its log dir is not marked clean.
             truncated = segment.truncate_to(base_offset)
             reason = f"{reason}; invalid offsets ({exc}): segment emptied"
-        segment.flush()
+            segment.flush()  # `recover` flushes what it writes; this path wrote past it
         segment.close()
         written = psm.take_snapshot()
         if written is not None:

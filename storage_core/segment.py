@@ -285,8 +285,9 @@ class LogSegment:
         """Rebuild the indexes from the `.log` and cut it at the first invalid batch.
 
         The indexes are built in memory with Kafka's rules (:func:`build_segment_indexes`) and then
-        written atomically (txn index, time index, offset index last), after the `.log` is truncated
-        and fsynced: a crash leaves either the old index files or complete new ones.
+        written atomically (txn index, time index, offset index last; one directory fsync after the
+        three renames), after the `.log` is truncated and fsynced: a crash or power loss leaves each
+        index file either old or complete and new.
 
         Args:
             on_batch: called with every valid batch in order, after it is indexed (producer state,
@@ -315,7 +316,8 @@ class LogSegment:
         truncated = self.log.truncate_to(rebuilt.valid_bytes)
         self.log.flush()
         for index in (self.txn_index, self.time_index, self.offset_index):
-            index.persist()
+            index.persist(sync_dir=False)
+        self._fs.fsync_dir(self.dir)  # one directory fsync makes the three renames durable
         self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far = self.time_index.last_entry
         return truncated
 

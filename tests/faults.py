@@ -54,10 +54,10 @@ class PowerLossFileSystem(FaultInjectingFileSystem):
         elif operation == "fsync_dir":
             self._dir_ops = [op for op in self._dir_ops if op[1].parent != path]
 
-    def rename_atomic(self, source: Path, target: Path) -> None:
+    def rename_atomic(self, source: Path, target: Path, *, sync_dir: bool = True) -> None:
         self._rename_target = Path(target)
         try:
-            super().rename_atomic(source, target)
+            super().rename_atomic(source, target, sync_dir=sync_dir)
         finally:
             self._rename_target = None
 

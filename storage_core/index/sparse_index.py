@@ -117,12 +117,13 @@ class SparseIndex(IndexFile):
         """The bytes of this index trimmed to its entries."""
         return bytes(self._buf)
 
-    def persist(self) -> None:
-        """Write an in-memory index, trimmed, atomically over its file (fsynced, directory fsynced).
+    def persist(self, *, sync_dir: bool = True) -> None:
+        """Write an in-memory index, trimmed, atomically over its file (fsynced; the directory too
+        unless `sync_dir=False`, see `FileSystem.write_atomic`).
 
         Later writes go to the file.
         """
-        self._fs.write_atomic(self.path, self.encoded())
+        self._fs.write_atomic(self.path, self.encoded(), sync_dir=sync_dir)
         self._length = len(self._buf)
         self._in_memory = False
 

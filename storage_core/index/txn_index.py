@@ -88,13 +88,14 @@ class TransactionIndex(IndexFile):
         index._in_memory = True
         return index
 
-    def persist(self) -> None:
-        """Write an in-memory index atomically (only if it has entries or its file already exists).
+    def persist(self, *, sync_dir: bool = True) -> None:
+        """Write an in-memory index atomically (only if it has entries or its file already exists);
+        the directory is fsynced unless `sync_dir=False` (see `FileSystem.write_atomic`).
 
         Later appends go to the file.
         """
         if self._entries or self._fs.exists(self.path):
-            self._fs.write_atomic(self.path, b"".join(e.encode() for e in self._entries))
+            self._fs.write_atomic(self.path, b"".join(e.encode() for e in self._entries), sync_dir=sync_dir)
         self._in_memory = False
 
     def all_entries(self) -> list[AbortedTxn]:
