@@ -242,7 +242,7 @@ def _clean_pass(
     stats = CleanerStats()
     offset_map = OffsetMap(dedupe_buffer_bytes)
     bases = [s.base_offset for s in segments]
-    end = build_offset_map(
+    scan = build_offset_map(
         dir_path,
         bases,
         start=plan.first_dirty_offset,
@@ -253,6 +253,7 @@ def _clean_pass(
         stats=stats,
         fs=fs,
     )
+    end = scan.end_offset
     mapped = time.monotonic()
     below_dirty = [s for s in segments if s.base_offset < plan.first_dirty_offset]
     legacy_horizon = (
@@ -268,7 +269,16 @@ def _clean_pass(
         first_uncleanable=plan.first_uncleanable_offset,
         fs=fs,
     )
-    ctx = PassContext(offset_map, TransactionTracker(), config, now_ms, plan.first_uncleanable_offset, producers, stats)
+    ctx = PassContext(
+        offset_map,
+        TransactionTracker(),
+        config,
+        now_ms,
+        plan.first_uncleanable_offset,
+        producers,
+        stats,
+        mapped_region=scan.region,
+    )
     for group in groups:
         clean_group(dir_path, group, bases, ctx, legacy_horizon_ms=legacy_horizon, log_start_offset=log_start, fs=fs)
     stats.buffer_utilization = offset_map.utilization

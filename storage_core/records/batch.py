@@ -38,7 +38,7 @@ fails the size or CRC check and recovery truncates it (file_records.py).
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from storage_core.errors import CorruptRecordError
@@ -49,7 +49,6 @@ from storage_core.records.record import (
     Header,
     Record,
     TimestampType,
-    decode_key,
     decode_record,
     encode_record,
     increment_sequence,
@@ -308,21 +307,6 @@ class RecordBatch:
                 position=self.position,
             )
         return records
-
-    def keys(self) -> Iterator[tuple[int, bytes | None]]:
-        """(offset, key) of every record, decoding nothing else: what the cleaner's map phase reads.
-
-        Record framing is not fully checked here; :meth:`records` checks it when the batch is cleaned.
-        """
-        header = self.header
-        data = self._records_section()
-        pos = 0
-        try:
-            for _ in range(max(header.records_count, 0)):
-                offset_delta, key, pos = decode_key(data, pos)
-                yield header.base_offset + offset_delta, key
-        except IndexError:
-            raise CorruptRecordError("record runs past the batch", position=self.position) from None
 
     def _control_record(self) -> tuple[int, Record] | None:
         """(type code, record) of a control batch; None for a data batch or a control batch without a record."""

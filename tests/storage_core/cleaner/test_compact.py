@@ -14,10 +14,12 @@ from storage_core import names
 from storage_core.cleaner.compact import compact_partition
 from storage_core.cleaner.offset_map import OffsetMap
 from storage_core.config import LogConfig
+from storage_core.errors import CorruptRecordError
 from storage_core.fs import FaultInjectingFileSystem, LocalFileSystem, SimulatedCrash
 from storage_core.loader import LoadOptions, load_partition
-from storage_core.records.batch import Record, build_batch, build_end_txn_marker
+from storage_core.records.batch import ATTRIBUTES_POSITION, CRC_POSITION, Record, build_batch, build_end_txn_marker
 from storage_core.records.compression import CompressionType
+from storage_core.records.crc import crc32c
 from storage_core.records.file_records import iterate_batches
 
 NOW = 1_800_000_000_000
@@ -251,3 +253,45 @@ def test_segments_are_grouped_by_segment_bytes_and_cleaned_indexes_verify(tmp_pa
     assert [names.offset_from_file_name(p.name) for p in sorted((tmp_path / "t-0").glob("*.log"))] == [0, 20, 40, 50]
     assert records(tmp_path / "t-0") == [(o, b"k%d" % o, b"v" * 50) for o in range(60)]
     assert rebuild_indexes(tmp_path / "t-0", verify_only=True).actions == ()
+
+
+def test_a_batch_is_dropped_kept_byte_for_byte_or_rebuilt_around_its_kept_records(tmp_path: Path) -> None:
+    def batch(base: int, keys: list[bytes]) -> bytes:
+        return build_batch(
+            [Record(base + i, NOW + base + i, k, b"v%d" % (base + i)) for i, k in enumerate(keys)], base_offset=base
+        )
+
+    superseded, partly, latest = (
+        batch(0, [b"a", b"b", b"c"]),
+        batch(3, [b"d", b"a", b"e"]),
+        batch(6, [b"a", b"b", b"c"]),
+    )
+    write_log(tmp_path / "t-0", [superseded, partly, latest, keyed(9, b"z", b"active")], per_segment=3)
+    compact(tmp_path / "t-0")
+    rebuilt = build_batch(
+        [Record(3, NOW + 3, b"d", b"v3"), Record(5, NOW + 5, b"e", b"v5")], base_offset=3, last_offset_delta=2
+    )
+    assert names.log_file(tmp_path / "t-0", 0).read_bytes() == rebuilt + latest
+
+
+def test_an_offset_met_twice_is_looked_up_not_taken_from_the_superseded_bits(tmp_path: Path) -> None:
+    # Offset 5 is both y's (in the clean section) and k's (dirty, superseded by offset 6): only k's goes.
+    path = tmp_path / "t-0"
+    path.mkdir()
+    names.log_file(path, 0).write_bytes(keyed(0, b"a", b"a0") + keyed(5, b"y", b"y5"))
+    names.log_file(path, 3).write_bytes(keyed(5, b"k", b"k5") + keyed(6, b"k", b"k6"))
+    names.log_file(path, 7).write_bytes(keyed(7, b"z", b"active"))
+    load_partition(path, LoadOptions(had_clean_shutdown=False, recovery_point=0, log_start_offset=0, now_ms=NOW))
+    compact(path, checkpoint=3)
+    assert [(o, k) for o, k, _ in records(path)] == [(0, b"a"), (5, b"y"), (6, b"k"), (7, b"z")]
+
+
+def test_a_malformed_record_stops_the_pass_before_anything_is_written(tmp_path: Path) -> None:
+    damaged = bytearray(keyed(1, b"b", b"1"))
+    damaged[-1] = 0x7F  # the header count of the record: -64
+    damaged[CRC_POSITION : CRC_POSITION + 4] = crc32c(bytes(damaged[ATTRIBUTES_POSITION:])).to_bytes(4, "big")
+    write_log(tmp_path / "t-0", [keyed(0, b"a", b"0"), bytes(damaged), keyed(2, b"z", b"active")], per_segment=2)
+    before = {p.name: p.read_bytes() for p in (tmp_path / "t-0").iterdir()}
+    with pytest.raises(CorruptRecordError, match="invalid number of record headers"):
+        compact(tmp_path / "t-0")
+    assert {p.name: p.read_bytes() for p in (tmp_path / "t-0").iterdir()} == before

@@ -8,9 +8,9 @@ from storage_core.errors import CorruptRecordError
 from storage_core.records.record import (
     Record,
     TimestampType,
-    decode_key,
     decode_record,
     encode_record,
+    frame_record,
     increment_sequence,
 )
 
@@ -26,7 +26,7 @@ def test_worked_example_record_encodes_and_decodes() -> None:
     assert bytes(out) == RECORD_2
     record, end = decode_record(RECORD_2, 0, **BASE)
     assert (record, end) == (Record(101, T + 5, b"k2", None, (("h1", b"v"),)), len(RECORD_2))
-    assert decode_key(RECORD_2, 0) == (1, b"k2", len(RECORD_2))
+    assert frame_record(RECORD_2, 0)[:3] == (len(RECORD_2), 5, 1)  # end, timestamp delta, offset delta
 
 
 def test_sequence_and_log_append_time_are_derived_from_the_batch() -> None:
