@@ -277,7 +277,7 @@ class _Loader:
             reason = f"{reason}; invalid offsets ({exc}): segment emptied"
             segment.flush()  # `recover` flushes what it writes; this path wrote past it
         segment.close()
-        written = psm.take_snapshot()
+        written = psm.take_snapshot(sync_dir=False)  # the directory is fsynced once, at the end of the load
         if written is not None:
             self.actions.append(
                 LoadAction(ActionKind.WRITE_SNAPSHOT, written.name, base_offset, 0, "after segment recovery")

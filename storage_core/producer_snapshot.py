@@ -140,13 +140,16 @@ def read_snapshot(path: Path, *, fs: FileSystem | None = None) -> list[ProducerS
     return decode_snapshot((fs or default_fs()).read_bytes(path), path=Path(path))
 
 
-def write_snapshot(path: Path, entries: Iterable[ProducerSnapshotEntry], *, fs: FileSystem | None = None) -> None:
-    """Write a snapshot file atomically (`.tmp`, fsync, rename, fsync the directory).
+def write_snapshot(
+    path: Path, entries: Iterable[ProducerSnapshotEntry], *, fs: FileSystem | None = None, sync_dir: bool = True
+) -> None:
+    """Write a snapshot file atomically (`.tmp`, fsync, rename, fsync the directory unless
+    `sync_dir=False`: then the caller fsyncs it later, see `FileSystem.write_atomic`).
 
     Raises:
         ValueError: an entry does not fit (see :func:`encode_snapshot`).
     """
-    (fs or default_fs()).write_atomic(Path(path), encode_snapshot(entries))
+    (fs or default_fs()).write_atomic(Path(path), encode_snapshot(entries), sync_dir=sync_dir)
 
 
 def list_snapshot_offsets(dir_path: Path, *, fs: FileSystem | None = None) -> list[int]:

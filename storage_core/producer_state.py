@@ -201,12 +201,13 @@ class ProducerStateManager:
         if stray is not None and bases and stray < max(bases):
             self._delete_snapshot(stray)
 
-    def take_snapshot(self) -> Path | None:
-        """Write `<map_end_offset>.snapshot` if the map moved past the last snapshot."""
+    def take_snapshot(self, *, sync_dir: bool = True) -> Path | None:
+        """Write `<map_end_offset>.snapshot` if the map moved past the last snapshot (`sync_dir`: as
+        :func:`~storage_core.producer_snapshot.write_snapshot`)."""
         if self.map_end_offset <= self._last_snap_offset:
             return None
         path = names.snapshot_file(self.dir_path, self.map_end_offset)
-        write_snapshot(path, [e.to_snapshot_entry() for e in self.producers.values()], fs=self._fs)
+        write_snapshot(path, [e.to_snapshot_entry() for e in self.producers.values()], fs=self._fs, sync_dir=sync_dir)
         if self.map_end_offset not in self.snapshots:
             self.snapshots.append(self.map_end_offset)
             self.snapshots.sort()

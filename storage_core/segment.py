@@ -285,9 +285,11 @@ class LogSegment:
         """Rebuild the indexes from the `.log` and cut it at the first invalid batch.
 
         The indexes are built in memory with Kafka's rules (:func:`build_segment_indexes`) and then
-        written atomically (txn index, time index, offset index last; one directory fsync after the
-        three renames), after the `.log` is truncated and fsynced: a crash or power loss leaves each
-        index file either old or complete and new.
+        written atomically (txn index, time index, offset index last), after the `.log` is truncated
+        and fsynced: a crash or power loss leaves each index file either old or complete and new.
+        The renames are durable once the caller fsyncs the directory (the loader does, once, before
+        anything records the partition as recovered); until then a power loss brings back the old
+        index files, and the next load recovers the segment again.
 
         Args:
             on_batch: called with every valid batch in order, after it is indexed (producer state,
@@ -317,7 +319,6 @@ class LogSegment:
         self.log.flush()
         for index in (self.txn_index, self.time_index, self.offset_index):
             index.persist(sync_dir=False)
-        self._fs.fsync_dir(self.dir)  # one directory fsync makes the three renames durable
         self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far = self.time_index.last_entry
         return truncated
 
