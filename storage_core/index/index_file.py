@@ -35,6 +35,16 @@ class IndexFile:
         """True until an index built in memory is persisted."""
         return self._in_memory
 
+    def _write_whole(self, content: bytes, *, sync_dir: bool) -> None:
+        """Make the file hold `content`, durably: replaced atomically (`FileSystem.write_atomic`), or,
+        when it already holds exactly these bytes (a segment recovered again), only fsynced: no
+        rewrite and no rename, and bytes a crashed writer left in the page cache still reach the disk."""
+        fs = self._fs
+        if fs.exists(self.path) and fs.size(self.path) == len(content) and fs.read_bytes(self.path) == content:
+            fs.fsync(self.path)
+        else:
+            fs.write_atomic(self.path, content, sync_dir=sync_dir)
+
     def flush(self) -> None:
         """fsync the file, if it has been written through a handle."""
         if self._handle is not None:

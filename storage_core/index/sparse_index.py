@@ -118,12 +118,12 @@ class SparseIndex(IndexFile):
         return bytes(self._buf)
 
     def persist(self, *, sync_dir: bool = True) -> None:
-        """Write an in-memory index, trimmed, atomically over its file (fsynced; the directory too
-        unless `sync_dir=False`, see `FileSystem.write_atomic`).
+        """Write an in-memory index, trimmed, over its file: atomically, or only an fsync when the
+        file already holds these bytes (`IndexFile._write_whole`; `sync_dir` as `FileSystem.write_atomic`).
 
         Later writes go to the file.
         """
-        self._fs.write_atomic(self.path, self.encoded(), sync_dir=sync_dir)
+        self._write_whole(self.encoded(), sync_dir=sync_dir)
         self._length = len(self._buf)
         self._in_memory = False
 

@@ -89,13 +89,13 @@ class TransactionIndex(IndexFile):
         return index
 
     def persist(self, *, sync_dir: bool = True) -> None:
-        """Write an in-memory index atomically (only if it has entries or its file already exists);
-        the directory is fsynced unless `sync_dir=False` (see `FileSystem.write_atomic`).
+        """Write an in-memory index over its file (only if it has entries or its file already exists),
+        as `IndexFile._write_whole` does; `sync_dir` as `FileSystem.write_atomic`.
 
         Later appends go to the file.
         """
         if self._entries or self._fs.exists(self.path):
-            self._fs.write_atomic(self.path, b"".join(e.encode() for e in self._entries), sync_dir=sync_dir)
+            self._write_whole(b"".join(e.encode() for e in self._entries), sync_dir=sync_dir)
         self._in_memory = False
 
     def all_entries(self) -> list[AbortedTxn]:

@@ -431,6 +431,21 @@ def test_a_segment_whose_offsets_overflow_is_split(part: Path) -> None:
     assert all(a.kind != ActionKind.SPLIT_SEGMENT for a in load(part).actions)
 
 
+def test_recovering_again_rewrites_no_index_that_already_holds_the_rebuilt_bytes(part: Path) -> None:
+    single_record_segments(part, 60, per_segment=20)
+    load(part, interval=100)
+    before = {p.name: p.read_bytes() for p in part.iterdir() if p.suffix in (".index", ".timeindex")}
+    counting = FaultInjectingFileSystem()
+    load(part, fs=counting, interval=100)
+    written = [str(path) for _, path in counting.operations if str(path).endswith((".index.tmp", ".timeindex.tmp"))]
+    assert written == []
+    assert all(before.values())  # entries every 100 bytes: none of the files is empty
+    assert {p.name: p.read_bytes() for p in part.iterdir() if p.suffix in (".index", ".timeindex")} == before
+    names.offset_index_file(part, 20).write_bytes(b"\x00" * 8)  # damaged: rewritten with the rebuilt bytes
+    load(part, interval=100)
+    assert names.offset_index_file(part, 20).read_bytes() == before[names.offset_index_file(part, 20).name]
+
+
 def test_a_batch_below_the_segment_base_offset_fails_the_partition_unchanged(part: Path) -> None:
     # Found by the fuzz campaign: a damaged base offset (not covered by the CRC) far below the file's
     # base offset. No split can place it; the partition fails with a StorageError, its log untouched.
