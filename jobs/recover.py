@@ -23,6 +23,7 @@ from jobs._common import (
     close_log_dirs,
     common_args,
     discover_log_dirs,
+    failed_row,
     get_spark,
     job_parser,
     locked_log_dirs,
@@ -70,17 +71,7 @@ def recover_partition(task: RecoverTask) -> PartitionRow:
     try:
         result = load_partition(Path(part.log_dir) / part.dir_name, task.options)
     except (StorageError, OSError) as exc:
-        row = PartitionRow(
-            part.log_dir,
-            part.dir_name,
-            part.topic,
-            part.partition,
-            "failed",
-            part.size_bytes,
-            int((time.monotonic() - started) * 1000),
-            error_type=type(exc).__name__,
-            error_message=str(exc),
-        )
+        row = failed_row(part, started, exc)
     else:
         row = PartitionRow(
             part.log_dir,
