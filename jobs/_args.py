@@ -13,12 +13,15 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+from typing import NoReturn, TypeVar
 
 from storage_core.config import BrokerConfig, TopicOverrides, load_broker_config, load_topic_overrides
 from storage_core.errors import InvalidConfigError
+
+C = TypeVar("C")
 
 
 class UsageError(Exception):
@@ -67,22 +70,14 @@ class JobArgs:
     result_json: Path | None
 
 
-def _load_broker(path: Path | None) -> BrokerConfig:
+def _load_config(option: str, path: Path | None, load: Callable[[Path | None], C]) -> C:
+    """`load(path)` for the file given with `option`; a missing file or bad config is a UsageError."""
     if path is not None and not path.is_file():
-        raise UsageError(f"--server-properties {path}: no such file")
+        raise UsageError(f"{option} {path}: no such file")
     try:
-        return load_broker_config(path)
+        return load(path)
     except InvalidConfigError as exc:
-        raise UsageError(f"--server-properties {path}: {exc}") from None
-
-
-def _load_topics(path: Path | None) -> TopicOverrides:
-    if path is not None and not path.is_file():
-        raise UsageError(f"--topic-config {path}: no such file")
-    try:
-        return load_topic_overrides(path)
-    except InvalidConfigError as exc:
-        raise UsageError(f"--topic-config {path}: {exc}") from None
+        raise UsageError(f"{option} {path}: {exc}") from None
 
 
 def _log_dirs(option: str | None, broker: BrokerConfig, server_properties: Path | None) -> tuple[Path, ...]:
@@ -114,8 +109,8 @@ def common_args(namespace: argparse.Namespace) -> JobArgs:
     """
     if namespace.now_ms is not None and namespace.now_ms < 0:
         raise UsageError(f"--now-ms must be milliseconds since the epoch (got {namespace.now_ms})")
-    broker = _load_broker(namespace.server_properties)
-    topics = _load_topics(namespace.topic_config)
+    broker = _load_config("--server-properties", namespace.server_properties, load_broker_config)
+    topics = _load_config("--topic-config", namespace.topic_config, load_topic_overrides)
     return JobArgs(
         log_dirs=_log_dirs(namespace.log_dirs, broker, namespace.server_properties),
         broker=broker,
