@@ -85,6 +85,18 @@ def split_java_lines(text: str) -> list[str]:
     return lines
 
 
+def read_java_lines(data: bytes, *, what: str, path: Path | None) -> list[str]:
+    """The lines of a UTF-8 text file as Java reads them (:func:`split_java_lines`).
+
+    Raises:
+        CorruptCheckpointError: `data` is not UTF-8 (`what` names the file kind).
+    """
+    try:
+        return split_java_lines(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise CorruptCheckpointError(f"{what} is not UTF-8 text", path=path, position=exc.start) from None
+
+
 def _java_split(line: str) -> list[str]:
     """`line.split("\\\\s+")` in Java: a leading empty field is kept, trailing empty ones are dropped."""
     tokens = _JAVA_WHITESPACE.split(line)
@@ -111,10 +123,7 @@ def parse_checkpoint(
         CorruptCheckpointError: not UTF-8, a version other than `expected_version`, a malformed
             version, count or entry line, or a count that disagrees with the entry lines.
     """
-    try:
-        lines = split_java_lines(data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise CorruptCheckpointError("checkpoint is not UTF-8 text", path=path, position=exc.start) from None
+    lines = read_java_lines(data, what="checkpoint", path=path)
     if not lines:
         return []
     version = _header_int(lines, VERSION_LINE, path)

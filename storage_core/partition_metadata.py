@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from storage_core.checkpoint import parse_java_int, split_java_lines
+from storage_core.checkpoint import parse_java_int, read_java_lines
 from storage_core.errors import CorruptCheckpointError
 from storage_core.fs import FileSystem, default_fs
 
@@ -109,10 +109,7 @@ def parse_partition_metadata(data: bytes, *, path: Path | None = None) -> Partit
         CorruptCheckpointError: not UTF-8, a missing or malformed line, a negative version, an
             invalid topic id, or the zero topic id.
     """
-    try:
-        lines = split_java_lines(data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise CorruptCheckpointError("partition.metadata is not UTF-8 text", path=path, position=exc.start) from None
+    lines = read_java_lines(data, what="partition.metadata", path=path)
     version_text = _value(lines, 1, _VERSION_KEY, path)
     try:
         version = parse_java_int(version_text)
