@@ -24,7 +24,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 from storage_core import names
 from storage_core.fs import FileSystem, default_fs
@@ -38,7 +38,7 @@ from storage_core.producer_state import ProducerStateManager
 from storage_core.records.file_records import Batch
 from storage_core.segment import build_segment_indexes
 
-T = TypeVar("T")
+E = TypeVar("E", OffsetPosition, TimestampOffset)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +153,38 @@ def _fix(
     return LoadAction(ActionKind.REBUILD_INDEX, path.name, base_offset, 0, problem)
 
 
-class _OffsetEntriesCheck:
+class _EntriesCheck(Generic[E]):
+    """What both index checks share: the entries on disk (or "missing"), Kafka's sanity check and
+    the increase rule checked up front, a cursor that batches fed in file order move along, and
+    the first problem found."""
+
+    def __init__(self, index_type: type[OffsetIndex | TimeIndex], path: Path, base_offset: int, fs: FileSystem) -> None:
+        self.problem: str | None = "missing"
+        self._entries: list[E] = []
+        if fs.exists(path):
+            index = index_type.open(path, base_offset, fs=fs)
+            self._entries = index.entries()
+            self.problem = index.find_problem() or _not_increasing(self._entries, self._goes_back)
+        self._next = 0
+
+    @staticmethod
+    def _goes_back(previous: E, entry: E) -> bool:
+        raise NotImplementedError
+
+    def _describe(self, entry: E) -> str:
+        raise NotImplementedError
+
+    def _fail(self, entry: E) -> None:
+        self.problem = self.problem or self._describe(entry)
+
+    def finish(self) -> str | None:
+        """The first problem found, or None (an entry no batch reached is one)."""
+        if self._next < len(self._entries):
+            self._fail(self._entries[self._next])
+        return self.problem
+
+
+class _OffsetEntriesCheck(_EntriesCheck[OffsetPosition]):
     """Is the offset index on disk valid for the batches fed to it, in file order?
 
     Each entry (O, P) must start a batch at P whose last offset is <= O (Kafka's append path
@@ -162,16 +193,15 @@ class _OffsetEntriesCheck:
     """
 
     def __init__(self, path: Path, base_offset: int, fs: FileSystem) -> None:
-        self.problem: str | None = "missing"
-        self._entries: list[OffsetPosition] = []
-        if fs.exists(path):
-            index = OffsetIndex.open(path, base_offset, fs=fs)
-            self._entries = index.entries()
-            self.problem = index.find_problem() or _not_increasing(
-                self._entries, lambda a, b: b.offset <= a.offset or b.position <= a.position
-            )
-        self._next = 0
+        super().__init__(OffsetIndex, path, base_offset, fs)
         self._last_offset: int | None = None
+
+    @staticmethod
+    def _goes_back(previous: OffsetPosition, entry: OffsetPosition) -> bool:
+        return entry.offset <= previous.offset or entry.position <= previous.position
+
+    def _describe(self, entry: OffsetPosition) -> str:
+        return f"entry ({entry.offset}, {entry.position}) does not point at a batch holding it"
 
     def feed(self, batch: Batch) -> None:
         entries, n = self._entries, self._next
@@ -183,19 +213,14 @@ class _OffsetEntriesCheck:
         self._next = n
         self._last_offset = batch.last_offset
 
-    def _fail(self, entry: OffsetPosition) -> None:
-        self.problem = self.problem or f"entry ({entry.offset}, {entry.position}) does not point at a batch holding it"
-
     def finish(self) -> str | None:
-        """The first problem found, or None."""
-        if self._next < len(self._entries):
-            self._fail(self._entries[self._next])
-        elif self._entries and (self._last_offset is None or self._entries[-1].offset > self._last_offset):
-            self._fail(self._entries[-1])
-        return self.problem
+        every_entry_met = self._entries and self._next == len(self._entries)
+        if every_entry_met and (self._last_offset is None or self._entries[-1].offset > self._last_offset):
+            self._fail(self._entries[-1])  # an entry past the log's last offset
+        return super().finish()
 
 
-class _TimeEntriesCheck:
+class _TimeEntriesCheck(_EntriesCheck[TimestampOffset]):
     """Is the time index on disk valid for the batches fed to it, in file order?
 
     Each entry (T, O) must name an offset O held by a batch (base <= O <= last) whose running
@@ -204,16 +229,15 @@ class _TimeEntriesCheck:
     """
 
     def __init__(self, path: Path, base_offset: int, fs: FileSystem) -> None:
-        self.problem: str | None = "missing"
-        self._entries: list[TimestampOffset] = []
-        if fs.exists(path):
-            index = TimeIndex.open(path, base_offset, fs=fs)
-            self._entries = index.entries()
-            self.problem = index.find_problem() or _not_increasing(
-                self._entries, lambda a, b: b.timestamp <= a.timestamp or b.offset < a.offset
-            )
-        self._next = 0
+        super().__init__(TimeIndex, path, base_offset, fs)
         self._running_max = -1
+
+    @staticmethod
+    def _goes_back(previous: TimestampOffset, entry: TimestampOffset) -> bool:
+        return entry.timestamp <= previous.timestamp or entry.offset < previous.offset
+
+    def _describe(self, entry: TimestampOffset) -> str:
+        return f"entry ({entry.timestamp}, {entry.offset}) is not a timestamp of the log up to its offset"
 
     def feed(self, batch: Batch) -> None:
         self._running_max = max(self._running_max, batch.max_timestamp)
@@ -225,19 +249,8 @@ class _TimeEntriesCheck:
             n += 1
         self._next = n
 
-    def _fail(self, entry: TimestampOffset) -> None:
-        self.problem = self.problem or (
-            f"entry ({entry.timestamp}, {entry.offset}) is not a timestamp of the log up to its offset"
-        )
 
-    def finish(self) -> str | None:
-        """The first problem found, or None."""
-        if self._next < len(self._entries):
-            self._fail(self._entries[self._next])
-        return self.problem
-
-
-def _not_increasing(entries: Sequence[T], goes_back: Callable[[T, T], bool]) -> str | None:
+def _not_increasing(entries: Sequence[E], goes_back: Callable[[E, E], bool]) -> str | None:
     for previous, entry in itertools.pairwise(entries):
         if goes_back(previous, entry):
             return f"entries do not increase after {previous}"
