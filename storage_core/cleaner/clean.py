@@ -28,12 +28,11 @@ from storage_core.cleaner.offset_map import OffsetMap
 from storage_core.cleaner.swap import replace_segments
 from storage_core.cleaner.txn_tracker import TransactionTracker, collect_aborted_txns
 from storage_core.config import LogConfig
-from storage_core.errors import CorruptRecordError
 from storage_core.fs import FileSystem
 from storage_core.records.batch import RecordBatch, build_batch
 from storage_core.records.file_records import Batch, iterate_batches
 from storage_core.records.legacy import LegacyBatch, build_legacy_messages
-from storage_core.records.record import Record, TimestampType, frame_records, record_of_frame
+from storage_core.records.record import Record, TimestampType
 from storage_core.segment import LogSegment
 
 _INT32_MAX = 2**31 - 1
@@ -254,13 +253,7 @@ class _BatchRecords:
             self._decoded = batch.records()
             self.keyed = [(r.offset, r.key, r.value is None) for r in self._decoded]
             return
-        if batch.records_count < 0:
-            raise CorruptRecordError(f"invalid record count {batch.records_count}", position=batch.position)
-        try:
-            self._data = batch._records_section()
-            self._frames = frame_records(self._data, batch.records_count)
-        except (CorruptRecordError, IndexError) as exc:
-            raise CorruptRecordError(f"invalid record in batch: {exc}", position=batch.position) from None
+        self._data, self._frames = batch.record_frames()
         base, data = batch.base_offset, self._data
         self.keyed = [
             (base + offset_delta, data[key_at : key_at + key_length] if key_length >= 0 else None, value_length < 0)
@@ -272,18 +265,7 @@ class _BatchRecords:
         batch = self._batch
         if isinstance(batch, LegacyBatch):
             return [self._decoded[index] for index in indexes]
-        log_append_time = batch.max_timestamp if batch.timestamp_type is TimestampType.LOG_APPEND_TIME else None
-        return [
-            record_of_frame(
-                self._data,
-                self._frames[index],
-                base_offset=batch.base_offset,
-                base_timestamp=batch.base_timestamp,
-                base_sequence=batch.base_sequence,
-                log_append_time=log_append_time,
-            )
-            for index in indexes
-        ]
+        return batch.records_at(self._data, (self._frames[index] for index in indexes))
 
 
 def _filter_batch(batch: Batch, ctx: PassContext, *, mapped: bool) -> bytes | None:

@@ -48,10 +48,12 @@ from storage_core.records.crc import crc32c
 from storage_core.records.record import (
     Header,
     Record,
+    RecordFrame,
     TimestampType,
-    decode_record,
     encode_record,
+    frame_records,
     increment_sequence,
+    record_of_frame,
 )
 
 __all__ = [  # Header, Record and TimestampType live in record.py and are part of this module's API too
@@ -272,8 +274,9 @@ class RecordBatch:
         codec = self.compression
         return bytes(body) if codec is CompressionType.NONE else CODECS[codec].decompress(body)
 
-    def records(self) -> list[Record]:
-        """Decompress and decode every record (offsets absolute, sequences and timestamps resolved).
+    def record_frames(self) -> tuple[bytes, list[RecordFrame]]:
+        """The decompressed records section and the frame of each of its records
+        (:func:`frame_records`: fields located and checked, no `Record` built).
 
         Raises:
             CorruptRecordError: the records do not decompress or parse, a record does not consume
@@ -281,32 +284,39 @@ class RecordBatch:
                 (Kafka's InvalidRecordException); `position` is the batch's.
             UnsupportedFormatError: an unknown codec id.
         """
-        header = self.header
-        if header.records_count < 0:
-            raise CorruptRecordError(f"invalid record count {header.records_count}", position=self.position)
-        log_append_time = header.max_timestamp if header.attributes & TIMESTAMP_TYPE_MASK else None
-        records = []
+        count = self.header.records_count
+        if count < 0:
+            raise CorruptRecordError(f"invalid record count {count}", position=self.position)
         try:
             data = self._records_section()
-            pos = 0
-            for _ in range(header.records_count):
-                record, pos = decode_record(
-                    data,
-                    pos,
-                    base_offset=header.base_offset,
-                    base_timestamp=header.base_timestamp,
-                    base_sequence=header.base_sequence,
-                    log_append_time=log_append_time,
-                )
-                records.append(record)
+            return data, frame_records(data, count)
         except (CorruptRecordError, IndexError) as exc:
             raise CorruptRecordError(f"invalid record in batch: {exc}", position=self.position) from None
-        if pos != len(data):
-            raise CorruptRecordError(
-                f"incorrect declared batch size: {len(data) - pos} bytes left after {header.records_count} records",
-                position=self.position,
+
+    def records_at(self, data: bytes, frames: Iterable[RecordFrame]) -> list[Record]:
+        """The records of `frames` (from :meth:`record_frames`), offsets absolute, sequences and
+        timestamps resolved from the batch header."""
+        header = self.header
+        log_append_time = header.max_timestamp if header.attributes & TIMESTAMP_TYPE_MASK else None
+        return [
+            record_of_frame(
+                data,
+                frame,
+                base_offset=header.base_offset,
+                base_timestamp=header.base_timestamp,
+                base_sequence=header.base_sequence,
+                log_append_time=log_append_time,
             )
-        return records
+            for frame in frames
+        ]
+
+    def records(self) -> list[Record]:
+        """Decompress and decode every record (offsets absolute, sequences and timestamps resolved).
+
+        Raises:
+            CorruptRecordError, UnsupportedFormatError: as :meth:`record_frames`.
+        """
+        return self.records_at(*self.record_frames())
 
     def _control_record(self) -> tuple[int, Record] | None:
         """(type code, record) of a control batch; None for a data batch or a control batch without a record."""

@@ -100,9 +100,9 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
 def frame_record(data: bytes, pos: int) -> RecordFrame:
     """`DefaultRecord.readFrom` without building the record: frame and check the record at `pos`.
 
-    Key and value are located, not copied; headers (rare) are decoded. :func:`decode_record` builds
-    on it; the cleaner frames whole batches with :func:`frame_records` to decide on their records
-    without building them.
+    Key and value are located, not copied; headers (rare) are decoded. :func:`record_of_frame`
+    builds the record from the frame; the cleaner frames whole batches with :func:`frame_records`
+    to decide on their records without building them.
 
     Args:
         data: the (decompressed) records section.
@@ -215,40 +215,6 @@ def _decode_headers(data: bytes, pos: int, count: int) -> tuple[tuple[Header, ..
             pos += value_size
         headers.append((header_key, header_value))
     return tuple(headers), pos
-
-
-def decode_record(
-    data: bytes,
-    pos: int,
-    *,
-    base_offset: int,
-    base_timestamp: int,
-    base_sequence: int,
-    log_append_time: int | None,
-) -> tuple[Record, int]:
-    """`DefaultRecord.readFrom`: the record at `pos` of a (decompressed) records section.
-
-    Args:
-        data: the records section.
-        pos: where the record's length varint starts.
-        base_offset, base_timestamp, base_sequence, log_append_time: as :func:`record_of_frame`.
-
-    Returns:
-        (the record, the position after it).
-
-    Raises:
-        CorruptRecordError, IndexError: as :func:`frame_record`.
-    """
-    frame = frame_record(data, pos)
-    record = record_of_frame(
-        data,
-        frame,
-        base_offset=base_offset,
-        base_timestamp=base_timestamp,
-        base_sequence=base_sequence,
-        log_append_time=log_append_time,
-    )
-    return record, frame[0]
 
 
 def record_of_frame(

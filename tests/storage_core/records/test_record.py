@@ -8,16 +8,22 @@ from storage_core.errors import CorruptRecordError
 from storage_core.records.record import (
     Record,
     TimestampType,
-    decode_record,
     encode_record,
     frame_record,
     increment_sequence,
+    record_of_frame,
 )
 
 T = 1_700_000_000_000
 # Record 2 of kafka-format.md §4.9: offset delta 1, timestamp delta 5, key "k2", null value, header h1=v.
 RECORD_2 = bytes.fromhex("1a000a02046b3201020468310276")
 BASE = {"base_offset": 100, "base_timestamp": T, "base_sequence": -1, "log_append_time": None}
+
+
+def decode_record(data: bytes, pos: int, **base: object) -> tuple[Record, int]:
+    """The record at `pos` and the position after it: a frame, then the record built from it."""
+    frame = frame_record(data, pos)
+    return record_of_frame(data, frame, **base), frame[0]
 
 
 def test_worked_example_record_encodes_and_decodes() -> None:
