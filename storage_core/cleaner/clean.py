@@ -37,6 +37,7 @@ from storage_core.segment import LogSegment
 
 _INT32_MAX = 2**31 - 1
 READ_BUFFER_BYTES = 524_288 // 2  # log.cleaner.io.buffer.size / threads / 2
+MAP_CHUNK_PUTS = 65_536  # map-phase puts put together at most (bounds the chunk's key -> offset dict)
 
 
 @dataclass(slots=True)
@@ -140,7 +141,13 @@ def build_offset_map(
     fs: FileSystem,
 ) -> MapScan:
     """Fill the map over [start, end) (records framed and checked as they are read); the pass ends at
-    `latestOffset + 1`."""
+    `latestOffset + 1`.
+
+    The puts of successive batches wait in one chunk (at most `MAP_CHUNK_PUTS`) while the map could
+    not fill even if each were a new key, and go into the map together (:meth:`OffsetMap.put_all`
+    hashes each distinct key once); a batch that could fill the map is put on its own, so the pass
+    ends on exactly the record Kafka's would.
+    """
     offset_map.clear()
     tracker = TransactionTracker()
     tracker.add_aborted(
@@ -155,6 +162,8 @@ def build_offset_map(
     end_read = (floor, 0)
     ordered = True
     previous_last: int | None = None
+    chunk_offsets: list[int] = []
+    chunk_keys: list[bytes] = []
     for i, base in enumerate(dirty):
         next_start = dirty[i + 1] if i + 1 < len(dirty) else end
         for batch in iterate_batches(fs.mmap(names.log_file(dir_path, base))):
@@ -174,17 +183,27 @@ def build_offset_map(
             else:
                 records = _BatchRecords(batch).keyed
                 ordered = ordered and _inside_in_order(records, batch)
-                wanted = [
-                    index for index, (offset, key, _) in enumerate(records) if key is not None and offset >= start
-                ]
-                put = offset_map.put_all([records[index][:2] for index in wanted], max_entries=max_desired)
-                if put < len(wanted):  # the map is full: the pass ends on the record it could not put
-                    stats.map_messages_read += wanted[put] + 1
-                    return MapScan(offset_map.latest_offset + 1, _region(first_read, end_read, ordered))
+                wanted = [i for i, (offset, key, _) in enumerate(records) if key is not None and offset >= start]
+                offsets = [records[index][0] for index in wanted]
+                keys = [records[index][1] for index in wanted]
+                waiting = len(chunk_offsets) + len(offsets)
+                if waiting <= MAP_CHUNK_PUTS and offset_map.entries + waiting <= max_desired:
+                    chunk_offsets += offsets  # cannot fill the map: put with the chunk
+                    chunk_keys += keys
+                else:
+                    offset_map.put_all(chunk_offsets, chunk_keys, max_entries=max_desired)  # all fit, as above
+                    chunk_offsets, chunk_keys = [], []
+                    put = offset_map.put_all(offsets, keys, max_entries=max_desired)
+                    if put < len(offsets):  # the map is full: the pass ends on the record it could not put
+                        stats.map_messages_read += wanted[put] + 1
+                        if put:
+                            offset_map.latest_offset = offsets[put - 1]
+                        return MapScan(offset_map.latest_offset + 1, _region(first_read, end_read, ordered))
                 stats.map_messages_read += len(records)
             if batch.last_offset >= start:
                 offset_map.latest_offset = batch.last_offset
         offset_map.latest_offset = next_start - 1
+    offset_map.put_all(chunk_offsets, chunk_keys, max_entries=max_desired)
     return MapScan(offset_map.latest_offset + 1, _region(first_read, end_read, ordered))
 
 

@@ -2,8 +2,9 @@
 
 Each slot is `MD5(key)` (16 bytes) followed by an int64 offset. Open addressing: probe k reads a
 4-byte big-endian int from the hash at byte `min(k, 12)`, adds `max(0, k - 12)`, and takes the
-absolute value modulo the slot count. A slot is empty when all 24 bytes are zero. A put always
-sets `latest_offset`. Two keys with the same MD5 share a slot, exactly as in Kafka.
+absolute value modulo the slot count. A slot is empty when all 24 bytes are zero. Two keys with
+the same MD5 share a slot, exactly as in Kafka. The cleaner sets `latest_offset` (Kafka's
+`updateLatestOffset`): puts leave it alone.
 
 Not in Kafka: while puts come in strictly increasing offset order (the map phase of a well-formed
 log), the map also remembers, one bit per offset from the first put to the last replaced one,
@@ -15,15 +16,21 @@ load factor); past that, or once puts stop increasing, the map reports no supers
 
 from __future__ import annotations
 
-import hashlib
 import struct
+from collections.abc import Sequence
+from itertools import compress, islice
+from operator import lt, ne
+
+try:  # CPython's own MD5: twice as fast as OpenSSL 3's for short keys (no per-call algorithm fetch)
+    from _md5 import md5 as _md5
+except ImportError:  # a CPython built without its builtin hashes
+    from hashlib import md5 as _md5
 
 ENTRY_SIZE = 24
 HASH_SIZE = 16
 _OFFSET = struct.Struct(">q")
 _PROBE = struct.Struct(">i")
 _EMPTY = bytes(ENTRY_SIZE)
-_md5 = hashlib.md5
 SUPERSEDED_SHARE = 4  # the superseded bits take at most 1/4 of the slots' bytes (48 offsets per slot)
 
 
@@ -50,68 +57,136 @@ class OffsetMap:
     def _position(self, digest: bytes, attempt: int = 0) -> int:
         """The position of the slot holding `digest`, or of the empty slot where it belongs, probing
         from `attempt` on."""
-        buf = self._buf
+        buf, slots, probe_of = self._buf, self.slots, _PROBE.unpack_from
         while True:
-            probe = _PROBE.unpack_from(digest, min(attempt, HASH_SIZE - 4))[0] + max(0, attempt - (HASH_SIZE - 4))
-            position = abs(probe) % self.slots * ENTRY_SIZE
+            if attempt <= HASH_SIZE - 4:
+                probe = probe_of(digest, attempt)[0]
+            else:
+                probe = probe_of(digest, HASH_SIZE - 4)[0] + attempt - (HASH_SIZE - 4)
+            position = abs(probe) % slots * ENTRY_SIZE
             if buf.startswith(digest, position) or buf.startswith(_EMPTY, position):
                 return position
             attempt += 1
 
-    def put_all(self, keyed: list[tuple[int, bytes]], *, max_entries: int) -> int:
-        """Put each (offset, key) in order, stopping before a put once the map holds `max_entries`
-        keys (the cleaner's `maxDesiredMapSize` check, made before every put).
+    def put_all(self, offsets: Sequence[int], keys: Sequence[bytes], *, max_entries: int) -> int:
+        """Put each (offsets[i], keys[i]) in order, stopping before a put once the map holds
+        `max_entries` keys (the cleaner's `maxDesiredMapSize` check, made before every put).
+
+        When the puts cannot fill the map (`entries + len(offsets)` is at most `max_entries` and the
+        slot count) and their offsets strictly increase past every earlier put (the map phase of a
+        well-formed log), each distinct key is hashed and probed once, with its last offset: the map
+        (slots, count, superseded bits) ends as the puts one by one would leave it.
 
         Returns:
-            How many were put (`len(keyed)` unless it stopped).
+            How many were put (`len(offsets)` unless it stopped).
 
         Raises:
             ValueError: a put finds every slot taken (only if `max_entries` exceeds the slots).
         """
-        buf, slots, superseded = self._buf, self.slots, self._superseded
+        count = len(offsets)
+        if (
+            count
+            and self.entries + count <= min(max_entries, self.slots)
+            and offsets[0] > self._last_put
+            and all(map(lt, offsets, islice(offsets, 1, None)))
+        ):
+            self._put_distinct(offsets, keys)
+            return count
+        return self._put_each(offsets, keys, max_entries)
+
+    def _put_distinct(self, offsets: Sequence[int], keys: Sequence[bytes]) -> None:
+        """`put_all`'s fast path; its conditions hold."""
+        last = dict(zip(keys, offsets, strict=True))  # each key's last offset, in order of first put
+        buf, slots = self._buf, self.slots
         startswith, probe_of = buf.startswith, _PROBE.unpack_from
         offset_of, write_offset = _OFFSET.unpack_from, _OFFSET.pack_into
-        # The hot loop keeps the counters in locals and stores them back at the end.
-        done, entries, first_put, last_put = 0, self.entries, self._first_put, self._last_put
-        try:
-            for offset, key in keyed:
-                if entries >= max_entries:
-                    break
-                if entries >= slots:  # Kafka's require(entries < slots), before probing a full map forever
-                    raise ValueError("the offset map is full")
-                digest = _md5(key).digest()
-                position = abs(probe_of(digest)[0]) % slots * ENTRY_SIZE  # _position's first probe, inlined
+        if not self.entries:
+            self._first_put = offsets[0]
+        first_put, bits = self._first_put, self._reserve_bits(offsets[-1])
+        entries = self.entries
+        for key, offset in last.items():
+            digest = _md5(key).digest()
+            position = abs(probe_of(digest)[0]) % slots * ENTRY_SIZE  # _position's first probe, inlined
+            found = startswith(digest, position)
+            if not (found or startswith(_EMPTY, position)):
+                position = self._position(digest, attempt=1)
                 found = startswith(digest, position)
-                if not (found or startswith(_EMPTY, position)):
-                    position = self._position(digest, attempt=1)
-                    found = startswith(digest, position)
-                if offset <= last_put:
-                    superseded = None  # not increasing: the bits could not be trusted
-                last_put = offset
-                if found and superseded is not None:
-                    bit = offset_of(buf, position + HASH_SIZE)[0] - first_put
-                    if bit >> 3 >= len(superseded):
-                        limit = len(buf) // SUPERSEDED_SHARE
-                        if bit >> 3 >= limit:
-                            superseded = None  # over its memory share: the cleaner looks keys up instead
-                        else:
-                            superseded.extend(
-                                bytes(min(max(2 * len(superseded), (bit >> 3) + 1), limit) - len(superseded))
-                            )
-                    if superseded is not None:
-                        superseded[bit >> 3] |= 1 << (bit & 7)
-                elif not found:
-                    if not entries:
-                        first_put = offset
-                    buf[position : position + HASH_SIZE] = digest
-                    entries += 1
-                write_offset(buf, position + HASH_SIZE, offset)
-                done += 1
-        finally:
-            self.entries, self._first_put, self._last_put, self._superseded = entries, first_put, last_put, superseded
-            if done:
-                self.latest_offset = last_put
+            if found:
+                replaced = offset_of(buf, position + HASH_SIZE)[0]
+                if replaced > offset:  # another key of these puts with the same MD5, put later: it wins
+                    replaced, offset = offset, replaced
+                if bits is None:
+                    self._supersede(replaced)
+                else:
+                    bit = replaced - first_put
+                    bits[bit >> 3] |= 1 << (bit & 7)
+            else:
+                buf[position : position + HASH_SIZE] = digest
+                entries += 1
+            write_offset(buf, position + HASH_SIZE, offset)
+        self.entries, self._last_put = entries, offsets[-1]
+        if len(last) < len(offsets) and self._superseded is not None:
+            # Replaced by a later put of the same key among these.
+            for offset in compress(offsets, map(ne, offsets, map(last.__getitem__, keys))):
+                if bits is None:
+                    self._supersede(offset)
+                else:
+                    bit = offset - first_put
+                    bits[bit >> 3] |= 1 << (bit & 7)
+
+    def _reserve_bits(self, offset: int) -> bytearray | None:
+        """The superseded bits, grown to hold the bit of every offset up to `offset`; None when they
+        are gone or that would take them over their share (then :meth:`_supersede` sets each bit)."""
+        superseded = self._superseded
+        if superseded is None:
+            return None
+        need, limit = ((offset - self._first_put) >> 3) + 1, len(self._buf) // SUPERSEDED_SHARE
+        if need > limit:
+            return None
+        if need > len(superseded):
+            superseded.extend(bytes(min(max(2 * len(superseded), need), limit) - len(superseded)))
+        return superseded
+
+    def _put_each(self, offsets: Sequence[int], keys: Sequence[bytes], max_entries: int) -> int:
+        """`put_all` one put at a time."""
+        buf, slots, startswith = self._buf, self.slots, self._buf.startswith
+        offset_of, write_offset = _OFFSET.unpack_from, _OFFSET.pack_into
+        done = 0
+        for offset, key in zip(offsets, keys, strict=True):
+            if self.entries >= max_entries:
+                break
+            if self.entries >= slots:  # Kafka's require(entries < slots), before probing a full map forever
+                raise ValueError("the offset map is full")
+            digest = _md5(key).digest()
+            position = self._position(digest)
+            if offset <= self._last_put:
+                self._superseded = None  # not increasing: the bits could not be trusted
+            self._last_put = offset
+            if startswith(digest, position):
+                self._supersede(offset_of(buf, position + HASH_SIZE)[0])
+            else:
+                if not self.entries:
+                    self._first_put = offset
+                buf[position : position + HASH_SIZE] = digest
+                self.entries += 1
+            write_offset(buf, position + HASH_SIZE, offset)
+            done += 1
         return done
+
+    def _supersede(self, offset: int) -> None:
+        """Note that a later put replaced the put at `offset`; the bits go once over their share."""
+        superseded = self._superseded
+        if superseded is None:
+            return
+        bit = offset - self._first_put
+        byte = bit >> 3
+        if byte >= len(superseded):
+            limit = len(self._buf) // SUPERSEDED_SHARE
+            if byte >= limit:
+                self._superseded = None  # over its memory share: the cleaner looks keys up instead
+                return
+            superseded.extend(bytes(min(max(2 * len(superseded), byte + 1), limit) - len(superseded)))
+        superseded[byte] |= 1 << (bit & 7)
 
     def get(self, key: bytes) -> int:
         """The offset stored for `key`, or -1."""

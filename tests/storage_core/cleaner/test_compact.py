@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from kafka.record.memory_records import MemoryRecords
 
 from storage_core import names
+from storage_core.cleaner import clean
 from storage_core.cleaner.compact import compact_partition
 from storage_core.cleaner.offset_map import OffsetMap
 from storage_core.config import LogConfig
@@ -140,6 +141,29 @@ def test_a_full_offset_map_makes_several_passes_with_the_same_result(tmp_path: P
     assert small.passes[0].end_offset < 180
     assert records(tmp_path / "small" / "t-0") == records(tmp_path / "large" / "t-0")
     assert OffsetMap(24 * 20).slots == 20  # 24 bytes per key slot
+
+
+@pytest.mark.parametrize("buffer", [24 * 7, 24 * 20, 1 << 20], ids=["map-fills-often", "map-fills-once", "large-map"])
+def test_map_phase_puts_in_chunks_change_nothing(tmp_path: Path, monkeypatch, buffer: int) -> None:
+    # Keys repeat inside and across batches; batches of 1-9 records; the map may fill mid-batch.
+    batches, offset = [], 0
+    for size in [1, 4, 9, 2, 7, 3, 9, 5, 1, 8] * 4:
+        records_ = [Record(o, NOW + o, b"k%d" % (o * 7 % 23), b"v%d" % o) for o in range(offset, offset + size)]
+        batches.append(build_batch(records_, base_offset=offset))
+        offset += size
+    batches.append(keyed(offset, b"active", b"x"))
+    results = {}
+    for chunk_puts in (0, clean.MAP_CHUNK_PUTS):  # 0: every batch is put on its own
+        monkeypatch.setattr(clean, "MAP_CHUNK_PUTS", chunk_puts)
+        path = tmp_path / f"chunk-{chunk_puts}" / "t-0"
+        write_log(path, batches, per_segment=6)
+        result = compact(path, buffer=buffer)
+        results[chunk_puts] = (
+            [(p.end_offset, p.stats.map_messages_read, p.stats.messages_written) for p in result.passes],
+            {p.name: p.read_bytes() for p in path.iterdir()},
+        )
+    assert results[0] == results[clean.MAP_CHUNK_PUTS]
+    assert len(results[0][0]) > (1 if buffer < 1 << 20 else 0)
 
 
 @pytest.mark.parametrize("codec", list(CompressionType), ids=[c.kafka_name for c in CompressionType])

@@ -6,43 +6,74 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from storage_core.cleaner import offset_map as offset_map_module
 from storage_core.cleaner.offset_map import OffsetMap
+
+
+def put(offset_map: OffsetMap, keyed: list[tuple[int, bytes]], *, max_entries: int) -> int:
+    return offset_map.put_all([o for o, _ in keyed], [k for _, k in keyed], max_entries=max_entries)
 
 
 def test_latest_put_wins_and_unknown_keys_read_minus_one() -> None:
     offset_map = OffsetMap(24 * 8)
-    assert offset_map.put_all([(3, b"a"), (4, b"b"), (9, b"a")], max_entries=8) == 3
+    assert put(offset_map, [(3, b"a"), (4, b"b"), (9, b"a")], max_entries=8) == 3
     assert (offset_map.get(b"a"), offset_map.get(b"b"), offset_map.get(b"c")) == (9, 4, -1)
-    assert (offset_map.entries, offset_map.latest_offset) == (2, 9)
+    assert (offset_map.entries, offset_map.latest_offset) == (2, -1)  # the cleaner sets latest_offset
 
 
 def test_put_all_stops_before_a_put_once_the_map_holds_max_entries() -> None:
     offset_map = OffsetMap(24 * 8)
     # The check comes before every put, even one that would only update a key already there.
-    assert offset_map.put_all([(0, b"a"), (1, b"b"), (2, b"a"), (3, b"c")], max_entries=2) == 2
-    assert (offset_map.get(b"a"), offset_map.latest_offset) == (0, 1)
+    assert put(offset_map, [(0, b"a"), (1, b"b"), (2, b"a"), (3, b"c")], max_entries=2) == 2
+    assert (offset_map.get(b"a"), offset_map.entries) == (0, 2)
 
 
 @pytest.mark.parametrize("key", [b"a", b"c"])
 def test_any_put_into_a_full_map_is_an_error_as_in_kafka(key: bytes) -> None:
     offset_map = OffsetMap(24 * 2)
-    offset_map.put_all([(0, b"a"), (1, b"b")], max_entries=3)
+    put(offset_map, [(0, b"a"), (1, b"b")], max_entries=3)
     with pytest.raises(ValueError, match="full"):
-        offset_map.put_all([(2, key)], max_entries=3)
+        put(offset_map, [(2, key)], max_entries=3)
 
 
 puts = st.lists(st.tuples(st.integers(1, 4), st.integers(0, 5)), min_size=1, max_size=80)  # (offset gap, key)
 
 
-@given(puts, st.integers(-5, 400), st.integers(0, 400))
-def test_superseded_bits_are_the_puts_a_later_put_replaced(gaps_and_keys, first, span) -> None:
-    offset_map = OffsetMap(24 * 16)
+def model(keyed: list[tuple[int, bytes]], max_entries: int) -> tuple[int, dict[bytes, int], set[int]]:
+    """Puts one by one into a dict: how many were put before the map held `max_entries` keys,
+    each key's offset, and the offsets a later put replaced."""
+    latest: dict[bytes, int] = {}
+    replaced: set[int] = set()
+    for done, (offset, key) in enumerate(keyed):
+        if len(latest) >= max_entries:
+            return done, latest, replaced
+        if key in latest:
+            replaced.add(latest[key])
+        latest[key] = offset
+    return len(keyed), latest, replaced
+
+
+@given(puts, st.lists(st.integers(1, 30), max_size=8), st.integers(1, 16), st.integers(-5, 400), st.integers(0, 400))
+def test_puts_in_chunks_leave_the_map_the_model_leaves(gaps_and_keys, cuts, max_entries, first, span) -> None:
     offset, keyed = 0, []
     for gap, key in gaps_and_keys:
         offset += gap
         keyed.append((offset, b"k%d" % key))
-    offset_map.put_all(keyed, max_entries=16)
-    replaced = {o for i, (o, key) in enumerate(keyed) if any(k == key for _, k in keyed[i + 1 :])}
+    offset_map = OffsetMap(24 * 16)
+    done, chunks = 0, []
+    for cut in [*cuts, len(keyed)]:
+        chunks.append(keyed[done : done + cut])
+        done += cut
+    put_count = 0
+    for chunk in chunks:  # chunks of any size: some take the distinct-key path, some one put at a time
+        count = put(offset_map, chunk, max_entries=max_entries)
+        put_count += count
+        if count < len(chunk):
+            break
+    expected_count, latest, replaced = model(keyed, max_entries)
+    assert put_count == expected_count
+    assert offset_map.entries == len(latest)
+    assert {key: offset_map.get(key) for key in latest} == latest
     bits = offset_map.superseded_in(first, first + span)
     if first < keyed[0][0]:
         assert bits == 0  # no answer for a range starting below the first put
@@ -50,23 +81,43 @@ def test_superseded_bits_are_the_puts_a_later_put_replaced(gaps_and_keys, first,
         assert {first + i for i in range(span + 1) if bits >> i & 1} == {
             o for o in replaced if first <= o <= first + span
         }
-    assert all(offset_map.get(key) > o for o, key in keyed if o in replaced)
+
+
+class _FirstByteMd5:
+    """A stand-in for MD5 under which keys with the same first byte collide."""
+
+    def __init__(self, key: bytes) -> None:
+        self._digest = key[:1] * 16
+
+    def digest(self) -> bytes:
+        return self._digest
+
+
+@pytest.mark.parametrize("chunked", [True, False])
+def test_keys_with_the_same_md5_share_a_slot_and_the_later_put_wins(monkeypatch, chunked: bool) -> None:
+    monkeypatch.setattr(offset_map_module, "_md5", _FirstByteMd5)
+    keyed = [(0, b"xa"), (1, b"xb"), (2, b"xa"), (3, b"y"), (4, b"xc"), (5, b"xb")]
+    offset_map = OffsetMap(24 * 8)
+    for chunk in [keyed] if chunked else [[p] for p in keyed]:
+        put(offset_map, chunk, max_entries=8)
+    assert (offset_map.entries, offset_map.get(b"xa"), offset_map.get(b"y")) == (2, 5, 3)
+    assert offset_map.superseded_in(0, 5) == 0b10111  # every put of the x-keys but the last
 
 
 def test_no_superseded_bits_once_puts_stop_increasing() -> None:
     offset_map = OffsetMap(24 * 8)
-    offset_map.put_all([(5, b"a"), (6, b"a")], max_entries=8)
+    put(offset_map, [(5, b"a"), (6, b"a")], max_entries=8)
     assert offset_map.superseded_in(5, 6) == 0b01
-    offset_map.put_all([(2, b"a")], max_entries=8)  # `get` now answers 2: offset 5 is no longer superseded
+    put(offset_map, [(2, b"a")], max_entries=8)  # `get` now answers 2: offset 5 is no longer superseded
     assert offset_map.superseded_in(0, 10) == 0
     offset_map.clear()
-    offset_map.put_all([(7, b"a"), (8, b"a")], max_entries=8)
+    put(offset_map, [(7, b"a"), (8, b"a")], max_entries=8)
     assert offset_map.superseded_in(7, 8) == 0b01
 
 
 def test_no_superseded_bits_past_a_quarter_of_the_slots_memory() -> None:
     offset_map = OffsetMap(24 * 2)  # 48 bytes of slots: 12 bytes, 96 offsets, of superseded bits
-    offset_map.put_all([(0, b"a"), (95, b"a"), (96, b"a")], max_entries=2)
+    put(offset_map, [(0, b"a"), (95, b"a"), (96, b"a")], max_entries=2)
     assert offset_map.superseded_in(0, 95) == 1 | 1 << 95
-    offset_map.put_all([(120, b"a")], max_entries=2)  # offset 96 would need a 13th byte
+    put(offset_map, [(120, b"a")], max_entries=2)  # offset 96 would need a 13th byte
     assert offset_map.superseded_in(0, 120) == 0
