@@ -1,8 +1,10 @@
 """Recovery throughput on page-cached segments against the read+CRC limit and two peer readers.
 
 For each batch shape (uncompressed 200 B, 16 KiB and 1 MiB batches; zstd batches of 16 KiB of
-records) a ~64 MiB `.log` is written with storage_core's builder, read once into the page cache,
-then timed (best of --repeat):
+records; and `zstd-peer`, the zstd file of ../shared/spec/peer-bench.md: 100 records a batch, null
+keys, 100-byte values drawn by a seeded RNG from a pool of 256 order-like texts, which zstd
+compresses about 3x into ~3.5 KiB batches) a ~64 MiB `.log` is written with storage_core's builder,
+read once into the page cache, then timed (best of --repeat):
 
 * limit: the file mapped (page cache, no copy) plus crc32c over each batch's CRC range (the least
   any CRC-checking recovery must do); logkeeper maps its files the same way, the peers read them
@@ -19,6 +21,7 @@ Run: `.venv/bin/python bench/recover_bench.py [--mib 64] [--repeat 3]`. Prints M
 from __future__ import annotations
 
 import argparse
+import random
 import tempfile
 import time
 from pathlib import Path
@@ -34,21 +37,40 @@ from storage_core.records.compression import CompressionType
 from storage_core.records.file_records import scan_valid_prefix
 from storage_core.segment import build_segment_indexes
 
-SHAPES = {
-    "200B": (1, 100, CompressionType.NONE),
-    "16KiB": (160, 100, CompressionType.NONE),
-    "1MiB": (10_000, 100, CompressionType.NONE),
-    "zstd-16KiB": (160, 100, CompressionType.ZSTD),
+VALUE = (b"order status shipped customer amount EUR " * 10)[:100]
+
+
+def text_values(size: int, *, count: int = 256, seed: int = 1) -> list[bytes]:
+    """`count` values of `size` bytes, words and numbers drawn as ../shared/tools/peer_build.py draws them."""
+    rng = random.Random(seed)
+    words = b"order status shipped customer id amount EUR true false null 2024-01-01T00:00:00Z warehouse sku".split()
+    values = []
+    for _ in range(count):
+        value = bytearray()
+        while len(value) < size:
+            value += rng.choice(words) + b" " + str(rng.randrange(100_000)).encode() + b","
+        values.append(bytes(value[:size]))
+    return values
+
+
+SHAPES = {  # records per batch, the values records draw from, codec
+    "200B": (1, [VALUE], CompressionType.NONE),
+    "16KiB": (160, [VALUE], CompressionType.NONE),
+    "1MiB": (10_000, [VALUE], CompressionType.NONE),
+    "zstd-16KiB": (160, [VALUE], CompressionType.ZSTD),
+    "zstd-peer": (100, text_values(100), CompressionType.ZSTD),
 }
 
 
-def build(path: Path, records_per_batch: int, value_size: int, codec: CompressionType, mib: int) -> int:
+def build(path: Path, records_per_batch: int, values: list[bytes], codec: CompressionType, mib: int) -> int:
+    """A `.log` of about `mib` MiB of batches, each record's value drawn from `values` by a seeded RNG."""
+    rng = random.Random(1)
     offset, written = 0, 0
-    value = (b"order status shipped customer amount EUR " * 10)[:value_size]
     with path.open("wb") as out:
         while written < mib * 1024 * 1024:
             records = [
-                Record(offset + i, 1_700_000_000_000 + offset + i, None, value) for i in range(records_per_batch)
+                Record(offset + i, 1_700_000_000_000 + offset + i, None, values[rng.randrange(len(values))])
+                for i in range(records_per_batch)
             ]
             data = build_batch(records, base_offset=offset, compression=codec)
             out.write(data)
@@ -126,9 +148,9 @@ def main() -> None:
     }
     with tempfile.TemporaryDirectory() as scratch:
         print(f"{'shape':<12} " + " ".join(f"{name:>20}" for name in contenders) + "   (MB/s; ratio to limit)")
-        for shape, (per_batch, value_size, codec) in SHAPES.items():
+        for shape, (per_batch, values, codec) in SHAPES.items():
             path = Path(scratch) / f"{shape}.log"
-            size = build(path, per_batch, value_size, codec, args.mib)
+            size = build(path, per_batch, values, codec, args.mib)
             path.read_bytes()  # into the page cache
             rates = {
                 name: size / 1e6 / best(lambda fn=fn, path=path: fn(path), args.repeat)
