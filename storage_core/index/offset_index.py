@@ -65,12 +65,16 @@ class OffsetIndex(SparseIndex):
             InvalidOffsetError: `offset` is not above the last entry's.
             OffsetOverflowError: `offset` is not within int32 above the base offset.
         """
-        entries = self._entries
-        if entries >= self.max_entries:
+        # Recovery appends an entry per indexed batch: the checks read the last entry directly.
+        entries, entry = self._entries, self.ENTRY
+        if entries >= self._length // entry.size:
             raise ValueError(f"attempt to append to a full index {self.path} ({entries} entries)")
-        if entries and offset <= (last := self.base_offset + self._key(entries - 1)):
-            raise InvalidOffsetError(f"attempt to append offset {offset} to {self.path} whose last offset is {last}")
-        self._append_entry(self.ENTRY.pack(self._relative(offset), position))
+        relative = offset - self.base_offset
+        if entries and relative <= (last := entry.unpack_from(self._buf, (entries - 1) * entry.size)[0]):
+            raise InvalidOffsetError(
+                f"attempt to append offset {offset} to {self.path} whose last offset is {self.base_offset + last}"
+            )
+        self._append_entry(entry.pack(self._relative(offset), position))
 
     def truncate_to(self, offset: int) -> None:
         """Keep only the entries with offset < `offset`."""

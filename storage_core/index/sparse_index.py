@@ -214,12 +214,13 @@ class SparseIndex(IndexFile):
         return self._handle
 
     def _append_entry(self, entry: bytes) -> None:
-        position = self._entries * self.ENTRY.size
+        position = len(self._buf)  # == entries * entry size
         if not self._in_memory:
             self._file().write_at(position, entry)
-        self._buf[position:] = entry
+        self._buf += entry
         self._entries += 1
-        self._length = max(self._length, position + len(entry))  # a write past the end extends the file
+        if position + len(entry) > self._length:  # a write past the end extends the file
+            self._length = position + len(entry)
 
     def _truncate_to_entries(self, entries: int) -> None:
         self._entries = min(entries, self._entries)

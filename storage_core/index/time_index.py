@@ -66,10 +66,12 @@ class TimeIndex(SparseIndex):
             StorageError: `timestamp` is below the last entry's timestamp.
             OffsetOverflowError: `offset` is not within int32 above the base offset.
         """
-        if not skip_full_check and self.is_full():
-            raise ValueError(f"{self.path} is full ({self.entry_count} entries)")
-        if self._entries:
-            last_timestamp, last_relative = self.raw_entry(self._entries - 1)
+        # Recovery offers an entry per indexed batch: the checks read the last entry directly.
+        entries, entry = self._entries, self.ENTRY
+        if not skip_full_check and entries >= self._length // entry.size - 1:  # is_full()
+            raise ValueError(f"{self.path} is full ({entries} entries)")
+        if entries:
+            last_timestamp, last_relative = entry.unpack_from(self._buf, (entries - 1) * entry.size)
             if offset < (last_offset := self.base_offset + last_relative):
                 raise InvalidOffsetError(f"attempt to append offset {offset} to {self.path} after offset {last_offset}")
             if timestamp < last_timestamp:
@@ -77,7 +79,7 @@ class TimeIndex(SparseIndex):
         else:
             last_timestamp = -1
         if timestamp > last_timestamp:
-            self._append_entry(self.ENTRY.pack(timestamp, self._relative(offset)))
+            self._append_entry(entry.pack(timestamp, self._relative(offset)))
 
     def _relative_offset(self, n: int) -> int:
         return self.raw_entry(n)[1]
