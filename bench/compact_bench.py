@@ -4,7 +4,7 @@ A partition of --records keyed records (--keys distinct keys, 100-byte values, 1
 batch, 10 segments + an empty active one) is compacted by logkeeper's cleaner (one pass, a map big
 enough for every key) and by a naive compactor built on kafka-python (decode every record, keep
 the last offset per key in a dict, rebuild the kept records with kafka-python's builder). Both run
-on a fresh copy; figures are best of --repeat.
+on a fresh copy; figures are best of --repeat interleaved rounds (bench/timing.py).
 
 Bytes per key: the map's slot at the 0.9 load factor plus the map's superseded bits (one bit per
 dirty offset, `--records / --keys` offsets per key here, at most a quarter of the slot).
@@ -17,11 +17,12 @@ from __future__ import annotations
 import argparse
 import shutil
 import tempfile
-import time
+from collections.abc import Callable
 from pathlib import Path
 
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords
+from timing import best_interleaved, timed
 
 from storage_core import names
 from storage_core.cleaner.compact import compact_partition
@@ -101,16 +102,19 @@ def main() -> None:
         source = Path(scratch) / "source" / "t-0"
         build(source, args.records, args.keys)
         size = sum(p.stat().st_size for p in source.glob("*.log"))
-        results = {}
-        for name, fn in (("logkeeper", logkeeper), ("naive kafka-python", naive)):
-            times = []
-            for i in range(args.repeat):
-                copy = Path(scratch) / f"{name}-{i}" / "t-0"
+
+        def run(name: str, fn: Callable[[Path, int], None]) -> Callable[[int], float]:
+            def on_a_fresh_copy(round_: int) -> float:
+                copy = Path(scratch) / f"{name}-{round_}" / "t-0"
                 shutil.copytree(source, copy)
-                started = time.perf_counter()
-                fn(copy, args.keys)
-                times.append(time.perf_counter() - started)
-            results[name] = min(times)
+                return timed(lambda: fn(copy, args.keys))
+
+            return on_a_fresh_copy
+
+        results = best_interleaved(
+            {name: run(name, fn) for name, fn in (("logkeeper", logkeeper), ("naive kafka-python", naive))},
+            args.repeat,
+        )
         ours = results["logkeeper"]
         for name, seconds in results.items():
             print(

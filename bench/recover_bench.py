@@ -4,7 +4,8 @@ For each batch shape (uncompressed 200 B, 16 KiB and 1 MiB batches; zstd batches
 records; and `zstd-peer`, the zstd file of ../shared/spec/peer-bench.md: 100 records a batch, null
 keys, 100-byte values drawn by a seeded RNG from a pool of 256 order-like texts, which zstd
 compresses about 3x into ~3.5 KiB batches) a ~64 MiB `.log` is written with storage_core's builder,
-read once into the page cache, then timed (best of --repeat):
+read once into the page cache, then timed (best of --repeat rounds, each round running every
+contender once in turn, so that a slow spell of the VM falls on all of them alike):
 
 * limit: the file mapped (page cache, no copy) plus crc32c over each batch's CRC range (the least
   any CRC-checking recovery must do); logkeeper maps its files the same way, the peers read them
@@ -23,10 +24,10 @@ from __future__ import annotations
 import argparse
 import random
 import tempfile
-import time
 from pathlib import Path
 
 from crc32c import crc32c
+from timing import best_interleaved, timed
 
 from storage_core.fs import LocalFileSystem
 from storage_core.index.offset_index import OffsetIndex
@@ -77,15 +78,6 @@ def build(path: Path, records_per_batch: int, values: list[bytes], codec: Compre
             written += len(data)
             offset += records_per_batch
     return written
-
-
-def best(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
-    return min(times)
 
 
 def limit(path: Path) -> None:
@@ -152,10 +144,11 @@ def main() -> None:
             path = Path(scratch) / f"{shape}.log"
             size = build(path, per_batch, values, codec, args.mib)
             path.read_bytes()  # into the page cache
-            rates = {
-                name: size / 1e6 / best(lambda fn=fn, path=path: fn(path), args.repeat)
-                for name, fn in contenders.items()
-            }
+            seconds = best_interleaved(
+                {name: lambda _, fn=fn, path=path: timed(lambda: fn(path)) for name, fn in contenders.items()},
+                args.repeat,
+            )
+            rates = {name: size / 1e6 / spent for name, spent in seconds.items()}
             base = rates["limit (read+crc32c)"]
             print(f"{shape:<12} " + " ".join(f"{rate:>11.0f} ({rate / base:>5.2f}x)" for rate in rates.values()))
 
