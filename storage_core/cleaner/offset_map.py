@@ -175,18 +175,14 @@ class OffsetMap:
 
     def _supersede(self, offset: int) -> None:
         """Note that a later put replaced the put at `offset`; the bits go once over their share."""
-        superseded = self._superseded
-        if superseded is None:
+        if self._superseded is None:
+            return
+        bits = self._reserve_bits(offset)
+        if bits is None:
+            self._superseded = None  # over its memory share: the cleaner looks keys up instead
             return
         bit = offset - self._first_put
-        byte = bit >> 3
-        if byte >= len(superseded):
-            limit = len(self._buf) // SUPERSEDED_SHARE
-            if byte >= limit:
-                self._superseded = None  # over its memory share: the cleaner looks keys up instead
-                return
-            superseded.extend(bytes(min(max(2 * len(superseded), byte + 1), limit) - len(superseded)))
-        superseded[byte] |= 1 << (bit & 7)
+        bits[bit >> 3] |= 1 << (bit & 7)
 
     def get(self, key: bytes) -> int:
         """The offset stored for `key`, or -1."""
