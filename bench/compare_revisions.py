@@ -5,8 +5,9 @@ The inputs are built once, with this tree: the compaction bench's partition (--r
 records, --keys keys) and one `.log` per shape of the recovery bench (--mib MiB each). The other
 revision is checked out into a temporary git worktree. Each measurement runs in a fresh Python
 process per tree, the two trees alternating for --rounds rounds (best of 5 within a process for
-recovery, one pass on a fresh copy for compaction); the best of all rounds counts. Only APIs both
-revisions have are called (`compact_partition`, `build_segment_indexes`).
+recovery, one pass on a fresh copy for compaction); the best of all rounds counts. The workloads
+are the benches' own `compact_bench.logkeeper` and `recover_bench.ours_recover`, run over the other
+revision's storage_core: it must have the APIs they call.
 
 Run: `.venv/bin/python bench/compare_revisions.py b66ff8f [--rounds 5]`. Prints, per workload, each
 tree's best and this tree's speed as a multiple of the other's.
@@ -26,39 +27,21 @@ import recover_bench
 
 HERE = Path(__file__).resolve().parents[1]
 
+# Runs with the measured tree's storage_core first on the path and this tree's bench/ after it: the
+# workloads are the benches' own functions, over the other revision's storage_core.
 _CHILD = r"""
-import json, shutil, sys, time
+import json, shutil, sys
 from pathlib import Path
-from storage_core.cleaner.compact import compact_partition
-from storage_core.config import LogConfig
-from storage_core.fs import LocalFileSystem
-from storage_core.index.offset_index import OffsetIndex
-from storage_core.index.time_index import TimeIndex
-from storage_core.segment import build_segment_indexes
+import compact_bench, recover_bench
+from timing import timed
 
 inputs, scratch, keys, round_ = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-fs, seconds = LocalFileSystem(), {}
 copy = scratch / f"compact-{round_}" / "t-0"
 shutil.copytree(inputs / "compact" / "t-0", copy)
-started = time.perf_counter()
-compact_partition(
-    copy,
-    config=LogConfig(cleanup_policy=frozenset({"compact"}), min_cleanable_dirty_ratio=0.0),
-    cleaner_checkpoint=None, log_start_offset=0, high_watermark=10**12, now_ms=1_800_000_000_000,
-    dedupe_buffer_bytes=24 * keys * 2, max_passes=1,
-)
-seconds["compact"] = time.perf_counter() - started
+seconds = {"compact": timed(lambda: compact_bench.logkeeper(copy, keys))}
 shutil.rmtree(copy.parent)
 for log in sorted((inputs / "recover").glob("*.log")):
-    best = float("inf")
-    for _ in range(5):
-        data = fs.mmap(log)
-        offsets = OffsetIndex.build_in_memory(log.with_suffix(".index"), 0, max_index_size=10 << 20, fs=fs)
-        times = TimeIndex.build_in_memory(log.with_suffix(".timeindex"), 0, max_index_size=10 << 20, fs=fs)
-        started = time.perf_counter()
-        build_segment_indexes(data, offset_index=offsets, time_index=times, index_interval_bytes=4096)
-        best = min(best, time.perf_counter() - started)
-    seconds["recover " + log.stem] = best
+    seconds["recover " + log.stem] = min(timed(lambda: recover_bench.ours_recover(log)) for _ in range(5))
 print(json.dumps(seconds))
 """
 
@@ -68,7 +51,7 @@ def measure(tree: Path, inputs: Path, scratch: Path, keys: int, round_: int) -> 
     out = subprocess.run(
         [sys.executable, "-c", _CHILD, str(inputs), str(scratch), str(keys), str(round_)],
         cwd=tree,
-        env={"PYTHONPATH": str(tree)},
+        env={"PYTHONPATH": f"{tree}:{HERE / 'bench'}"},
         capture_output=True,
         text=True,
         check=True,
