@@ -183,7 +183,9 @@ def build_offset_map(
             else:
                 records = _BatchRecords(batch).keyed
                 ordered = ordered and _inside_in_order(records, batch)
-                wanted = [i for i, (offset, key, _) in enumerate(records) if key is not None and offset >= start]
+                wanted = [
+                    index for index, (offset, key, _) in enumerate(records) if key is not None and offset >= start
+                ]
                 offsets = [records[index][0] for index in wanted]
                 keys = [records[index][1] for index in wanted]
                 waiting = len(chunk_offsets) + len(offsets)
