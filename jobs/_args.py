@@ -56,6 +56,19 @@ def job_parser(job: str, description: str) -> argparse.ArgumentParser:
     return parser
 
 
+HIGH_WATERMARK_SOURCES = ("checkpoint", "log-end")
+
+
+def add_high_watermark_source(parser: argparse.ArgumentParser) -> None:
+    """`--high-watermark-source` (retention, compact): see :func:`jobs._log_dirs.high_watermark`."""
+    parser.add_argument(
+        "--high-watermark-source",
+        choices=HIGH_WATERMARK_SOURCES,
+        default="checkpoint",
+        help="checkpoint: replication-offset-checkpoint (as a starting broker); log-end: the log end offset",
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class JobArgs:
     """The parsed common options (a job's own args dataclass holds one as `common`)."""

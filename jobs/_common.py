@@ -12,7 +12,7 @@ point and returns a typed row; the driver then finishes per log dir and writes t
 * :mod:`jobs._driver`: the shared `main`.
 """
 
-from jobs._args import JobArgs, UsageError, common_args, job_parser
+from jobs._args import JobArgs, UsageError, add_high_watermark_source, common_args, job_parser
 from jobs._driver import run_main
 from jobs._log_dirs import (
     PartitionDir,
@@ -20,6 +20,7 @@ from jobs._log_dirs import (
     close_log_dirs,
     discover_log_dirs,
     discover_partitions,
+    high_watermark,
     locked_log_dirs,
 )
 from jobs._results import (
@@ -34,8 +35,10 @@ from jobs._results import (
     exit_code,
     failed_row,
     new_run_id,
+    partition_row,
     progress_line,
     refused_unclean,
+    run_partition_work,
     skipped_row,
     write_result_json,
 )
@@ -54,6 +57,7 @@ __all__ = [
     "PartitionRow",
     "PartitionTask",
     "UsageError",
+    "add_high_watermark_source",
     "close_log_dirs",
     "common_args",
     "discover_log_dirs",
@@ -61,14 +65,17 @@ __all__ = [
     "exit_code",
     "failed_row",
     "get_spark",
+    "high_watermark",
     "job_parser",
     "locked_log_dirs",
     "new_run_id",
+    "partition_row",
     "progress_line",
     "refused_unclean",
     "run_main",
     "run_on_executors",
     "run_partition_tasks",
+    "run_partition_work",
     "skipped_row",
     "spark_defaults",
     "write_result_json",

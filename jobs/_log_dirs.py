@@ -122,6 +122,19 @@ def discover_log_dirs(
     return [p for p in found if p.kind != "delete"], rows
 
 
+_NO_LIMIT = 2**63 - 1
+
+
+def high_watermark(state: LogDirState, tp: TopicPartition, source: str) -> int | None:
+    """A partition's high watermark for retention and compact, by `--high-watermark-source`.
+
+    `checkpoint`: the replication-offset-checkpoint's entry, as a starting broker reads it (None if
+    it has none: storage_core then takes the log start offset, `clamp_high_watermark`); `log-end`:
+    no limit, so the log end offset (for a log dir whose checkpoint is lost or not kept).
+    """
+    return _NO_LIMIT if source == "log-end" else state.high_watermarks.get(tp)
+
+
 def close_log_dirs(
     states: Mapping[Path, LogDirState], rows: Sequence[PartitionRow], *, require_clean: bool, offsets_unchanged: bool
 ) -> None:

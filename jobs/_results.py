@@ -15,13 +15,15 @@ import dataclasses
 import enum
 import json
 import os
+import sys
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from storage_core.errors import StorageError
 from storage_core.load_actions import LoadAction
 
 if TYPE_CHECKING:
@@ -108,6 +110,47 @@ def new_run_id() -> str:
     return uuid.uuid4().hex
 
 
+def partition_row(part: PartitionTask, status: str, *, started: float | None, **outcome: Any) -> PartitionRow:
+    """A partition's row: its identity and size from `part`, then `status` and the `outcome` fields.
+
+    Args:
+        part: the partition.
+        status: ok | corrupt | failed | skipped.
+        started: `time.monotonic()` when its work began (the row's `duration_ms` runs from
+            there); None for a partition left untouched (0 ms).
+        outcome: the other fields of :class:`PartitionRow`, by name.
+    """
+    duration_ms = 0 if started is None else int((time.monotonic() - started) * 1000)
+    return PartitionRow(
+        part.log_dir, part.dir_name, part.topic, part.partition, status, part.size_bytes, duration_ms, **outcome
+    )
+
+
+class RankedTask(Protocol):
+    """What :func:`run_partition_work` needs of a job's task: the partition and its place in the order."""
+
+    @property
+    def partition(self) -> PartitionTask: ...
+    @property
+    def rank(self) -> int: ...
+    @property
+    def total(self) -> int: ...
+
+
+def run_partition_work(task: RankedTask, work: Callable[[float], PartitionRow]) -> PartitionRow:
+    """Executor side of every job: `work(started)` makes the partition's row from its storage_core
+    call (`started`: `time.monotonic()` before it); a StorageError or OSError it raises becomes a
+    failed row instead (no error escapes a task). The row's progress line then goes to stderr.
+    """
+    started = time.monotonic()
+    try:
+        row = work(started)
+    except (StorageError, OSError) as exc:
+        row = failed_row(task.partition, started, exc)
+    print(progress_line(task.rank, task.total, row), file=sys.stderr, flush=True)
+    return row
+
+
 def failed_row(part: PartitionTask, started: float, exc: BaseException) -> PartitionRow:
     """The row of a partition whose storage_core call raised (executors never let it escape).
 
@@ -116,17 +159,7 @@ def failed_row(part: PartitionTask, started: float, exc: BaseException) -> Parti
         started: `time.monotonic()` when its work began.
         exc: the StorageError or OSError it raised.
     """
-    return PartitionRow(
-        part.log_dir,
-        part.dir_name,
-        part.topic,
-        part.partition,
-        "failed",
-        part.size_bytes,
-        int((time.monotonic() - started) * 1000),
-        error_type=type(exc).__name__,
-        error_message=str(exc),
-    )
+    return partition_row(part, "failed", started=started, error_type=type(exc).__name__, error_message=str(exc))
 
 
 def refused_unclean(part: PartitionTask) -> PartitionRow:
@@ -142,17 +175,7 @@ def skipped_row(part: PartitionTask, reason: str) -> PartitionRow:
 
 
 def _untouched_row(part: PartitionTask, status: str, message: str, *, error_type: str = "") -> PartitionRow:
-    return PartitionRow(
-        part.log_dir,
-        part.dir_name,
-        part.topic,
-        part.partition,
-        status,
-        part.size_bytes,
-        0,
-        error_type=error_type,
-        error_message=message,
-    )
+    return partition_row(part, status, started=None, error_type=error_type, error_message=message)
 
 
 @runtime_checkable

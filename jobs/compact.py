@@ -11,7 +11,6 @@ lines of every pass go to the log and to the result JSON.
 from __future__ import annotations
 
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,27 +21,26 @@ from jobs._common import (
     PartitionDir,
     PartitionRow,
     UsageError,
+    add_high_watermark_source,
     close_log_dirs,
     common_args,
     discover_log_dirs,
-    failed_row,
     get_spark,
+    high_watermark,
     job_parser,
     locked_log_dirs,
     new_run_id,
-    progress_line,
+    partition_row,
     refused_unclean,
     run_main,
     run_on_executors,
+    run_partition_work,
     skipped_row,
 )
 from storage_core.cleaner.compact import compact_partition
 from storage_core.config import LogConfig, effective_log_config
-from storage_core.errors import StorageError
 from storage_core.log_dir import open_log_dir, write_cleaner_offsets
 from storage_core.names import TopicPartition
-
-_NO_LIMIT = 2**63 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +56,7 @@ class CompactTask:
     config: LogConfig
     cleaner_checkpoint: int | None
     log_start_offset: int
-    high_watermark: int
+    high_watermark: int | None
     now_ms: int
     dedupe_buffer_bytes: int
     dry_run: bool
@@ -77,7 +75,7 @@ class CompactRow:
 def parse_args(argv: list[str]) -> CompactArgs:
     parser = job_parser("compact", "Compact Kafka topics with cleanup.policy=compact, as the broker's log cleaner.")
     parser.add_argument("--dedupe-buffer-bytes", type=int, help="offset map memory (log.cleaner.dedupe.buffer.size)")
-    parser.add_argument("--high-watermark-source", choices=("checkpoint", "log-end"), default="checkpoint")
+    add_high_watermark_source(parser)
     namespace = parser.parse_args(argv)
     if namespace.dedupe_buffer_bytes is not None and namespace.dedupe_buffer_bytes < 24:
         raise UsageError("--dedupe-buffer-bytes must hold at least one 24-byte entry")
@@ -87,8 +85,10 @@ def parse_args(argv: list[str]) -> CompactArgs:
 def compact_one(task: CompactTask) -> CompactRow:
     """Executor side: clean one partition until it is no longer a candidate."""
     part = task.partition
-    started = time.monotonic()
-    try:
+    cleaner_offset = task.cleaner_checkpoint or 0  # kept when the partition fails
+
+    def clean(started: float) -> PartitionRow:
+        nonlocal cleaner_offset
         result = compact_partition(
             Path(part.log_dir) / part.dir_name,
             config=task.config,
@@ -99,51 +99,43 @@ def compact_one(task: CompactTask) -> CompactRow:
             dedupe_buffer_bytes=task.dedupe_buffer_bytes,
             dry_run=task.dry_run,
         )
-    except (StorageError, OSError) as exc:
-        row = failed_row(part, started, exc)
-        print(progress_line(task.rank, task.total, row), file=sys.stderr, flush=True)
-        return CompactRow(row, task.cleaner_checkpoint or 0)
-    plan = result.initial_plan
-    actions = [
-        ActionRow(
-            "clean_plan",
-            "",
-            plan.first_dirty_offset,
-            0,
-            f"dirty ratio {plan.cleanable_ratio:.3f} (min.cleanable.dirty.ratio {plan.min_cleanable_ratio}); "
-            f"cleanable [{plan.first_dirty_offset}, {plan.first_uncleanable_offset}); "
-            + ("candidate" if plan.is_candidate else "not a candidate"),
-        )
-    ]
-    lines: list[str] = []
-    for done in result.passes:
-        lines += done.summary
-        actions.append(
+        cleaner_offset = result.cleaner_offset
+        plan = result.initial_plan
+        actions = [
             ActionRow(
-                "clean_pass",
+                "clean_plan",
                 "",
-                done.first_dirty_offset,
-                done.stats.bytes_read - done.stats.bytes_written,
-                " | ".join(done.summary[1:]),
+                plan.first_dirty_offset,
+                0,
+                f"dirty ratio {plan.cleanable_ratio:.3f} (min.cleanable.dirty.ratio {plan.min_cleanable_ratio}); "
+                f"cleanable [{plan.first_dirty_offset}, {plan.first_uncleanable_offset}); "
+                + ("candidate" if plan.is_candidate else "not a candidate"),
             )
+        ]
+        for done in result.passes:
+            actions.append(
+                ActionRow(
+                    "clean_pass",
+                    "",
+                    done.first_dirty_offset,
+                    done.stats.bytes_read - done.stats.bytes_written,
+                    " | ".join(done.summary[1:]),
+                )
+            )
+            for line in done.summary:
+                print(f"  {line}", file=sys.stderr)
+        return partition_row(
+            part,
+            "ok",
+            started=started,
+            log_start_offset=result.log_start_offset,
+            log_end_offset=result.log_end_offset,
+            bytes_deleted=sum(p.stats.bytes_read - p.stats.bytes_written for p in result.passes),
+            actions=tuple(actions),
         )
-    row = PartitionRow(
-        part.log_dir,
-        part.dir_name,
-        part.topic,
-        part.partition,
-        "ok",
-        part.size_bytes,
-        int((time.monotonic() - started) * 1000),
-        log_start_offset=result.log_start_offset,
-        log_end_offset=result.log_end_offset,
-        bytes_deleted=sum(p.stats.bytes_read - p.stats.bytes_written for p in result.passes),
-        actions=tuple(actions),
-    )
-    for line in lines:
-        print(f"  {line}", file=sys.stderr)
-    print(progress_line(task.rank, task.total, row), file=sys.stderr, flush=True)
-    return CompactRow(row, result.cleaner_offset)
+
+    row = run_partition_work(task, clean)
+    return CompactRow(row, cleaner_offset)
 
 
 def run(args: CompactArgs) -> JobSummary:
@@ -165,14 +157,13 @@ def run(args: CompactArgs) -> JobSummary:
         for rank, (part, config) in enumerate(eligible, start=1):
             state = states[Path(part.log_dir)]
             tp = TopicPartition(part.topic, part.partition)
-            hw = _NO_LIMIT if args.high_watermark_source == "log-end" else state.high_watermarks.get(tp, 0)
             tasks.append(
                 CompactTask(
                     part,
                     config,
                     state.cleaner_offsets.get(tp),
                     state.log_start_offsets.get(tp, 0),
-                    hw,
+                    high_watermark(state, tp, args.high_watermark_source),
                     common.now_ms,
                     args.dedupe_buffer_bytes or common.broker.dedupe_buffer_size,
                     common.dry_run,

@@ -8,7 +8,6 @@ reported, or replaced atomically. `.log` files are never changed (that is `recov
 from __future__ import annotations
 
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,17 +19,16 @@ from jobs._common import (
     PartitionRow,
     common_args,
     discover_log_dirs,
-    failed_row,
     get_spark,
     job_parser,
     locked_log_dirs,
     new_run_id,
-    progress_line,
+    partition_row,
     run_main,
     run_on_executors,
+    run_partition_work,
 )
 from storage_core.config import effective_log_config
-from storage_core.errors import StorageError
 from storage_core.index_rebuild import rebuild_indexes
 from storage_core.partition_segments import SegmentSettings
 
@@ -60,30 +58,23 @@ def parse_args(argv: list[str]) -> RebuildArgs:
 def rebuild_partition(task: RebuildTask) -> PartitionRow:
     """Executor side: check (and unless verify-only, fix) one partition's indexes."""
     part = task.partition
-    started = time.monotonic()
-    try:
+
+    def rebuild(started: float) -> PartitionRow:
         result = rebuild_indexes(
             Path(part.log_dir) / part.dir_name, settings=task.settings, verify_only=task.verify_only
         )
-    except (StorageError, OSError) as exc:
-        row = failed_row(part, started, exc)
-    else:
         mismatched = task.verify_only and result.mismatches > 0
-        row = PartitionRow(
-            part.log_dir,
-            part.dir_name,
-            part.topic,
-            part.partition,
+        return partition_row(
+            part,
             "corrupt" if mismatched else "ok",
-            part.size_bytes,
-            int((time.monotonic() - started) * 1000),
+            started=started,
             indexes_rebuilt=0 if task.verify_only else result.mismatches,
             actions=tuple(ActionRow.of(a) for a in result.actions),
             error_type="IndexMismatch" if mismatched else "",
             error_message=f"{result.mismatches} invalid or missing index files" if mismatched else "",
         )
-    print(progress_line(task.rank, task.total, row), file=sys.stderr, flush=True)
-    return row
+
+    return run_partition_work(task, rebuild)
 
 
 def run(args: RebuildArgs) -> JobSummary:

@@ -10,7 +10,6 @@ log-start-offset checkpoints and, only if every partition of the dir recovered, 
 from __future__ import annotations
 
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,17 +22,16 @@ from jobs._common import (
     close_log_dirs,
     common_args,
     discover_log_dirs,
-    failed_row,
     get_spark,
     job_parser,
     locked_log_dirs,
     new_run_id,
-    progress_line,
+    partition_row,
     run_main,
     run_on_executors,
+    run_partition_work,
 )
 from storage_core.config import effective_log_config
-from storage_core.errors import StorageError
 from storage_core.load_actions import ActionKind
 from storage_core.loader import LoadOptions, load_partition
 from storage_core.log_dir import open_log_dir
@@ -67,20 +65,14 @@ def parse_args(argv: list[str]) -> RecoverArgs:
 def recover_partition(task: RecoverTask) -> PartitionRow:
     """Executor side: load one partition directory; any storage or I/O error becomes a failed row."""
     part = task.partition
-    started = time.monotonic()
-    try:
+
+    def load(started: float) -> PartitionRow:
         result = load_partition(Path(part.log_dir) / part.dir_name, task.options)
-    except (StorageError, OSError) as exc:
-        row = failed_row(part, started, exc)
-    else:
-        row = PartitionRow(
-            part.log_dir,
-            part.dir_name,
-            part.topic,
-            part.partition,
-            "corrupt" if result.corruption_found else "ok",
-            part.size_bytes,
-            int((time.monotonic() - started) * 1000),
+        corrupt = result.corruption_found
+        return partition_row(
+            part,
+            "corrupt" if corrupt else "ok",
+            started=started,
             log_start_offset=result.log_start_offset,
             log_end_offset=result.log_end_offset,
             first_segment_base_offset=result.first_segment_base_offset,
@@ -88,11 +80,11 @@ def recover_partition(task: RecoverTask) -> PartitionRow:
             segments_deleted=result.segments_deleted,
             indexes_rebuilt=result.segments_recovered,
             actions=tuple(ActionRow.of(a) for a in result.actions),
-            error_type="CorruptDataBelowRecoveryPoint" if result.corruption_found else "",
+            error_type="CorruptDataBelowRecoveryPoint" if corrupt else "",
             error_message=next((a.reason for a in result.actions if a.kind == ActionKind.CORRUPTION_DETECTED), ""),
         )
-    print(progress_line(task.rank, task.total, row), file=sys.stderr, flush=True)
-    return row
+
+    return run_partition_work(task, load)
 
 
 def run(args: RecoverArgs) -> JobSummary:

@@ -10,7 +10,6 @@ The driver then checkpoints the new log start offsets and re-creates the clean-s
 from __future__ import annotations
 
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,26 +20,25 @@ from jobs._common import (
     PartitionDir,
     PartitionRow,
     UsageError,
+    add_high_watermark_source,
     close_log_dirs,
     common_args,
     discover_log_dirs,
-    failed_row,
     get_spark,
+    high_watermark,
     job_parser,
     locked_log_dirs,
     new_run_id,
-    progress_line,
+    partition_row,
     refused_unclean,
     run_main,
     run_on_executors,
+    run_partition_work,
 )
 from storage_core.config import LogConfig, effective_log_config
-from storage_core.errors import StorageError
 from storage_core.log_dir import open_log_dir
 from storage_core.names import TopicPartition
 from storage_core.retention import apply_retention, plan_retention
-
-_NO_LIMIT = 2**63 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,12 +63,7 @@ class RetentionTask:
 
 def parse_args(argv: list[str]) -> RetentionArgs:
     parser = job_parser("retention", "Delete Kafka segments by time, size and log start offset, as the broker does.")
-    parser.add_argument(
-        "--high-watermark-source",
-        choices=("checkpoint", "log-end"),
-        default="checkpoint",
-        help="checkpoint: replication-offset-checkpoint (as a starting broker); log-end: the log end offset",
-    )
+    add_high_watermark_source(parser)
     parser.add_argument("--file-delete-delay-ms", type=int, default=0, help="0: delete .deleted files at once")
     namespace = parser.parse_args(argv)
     if namespace.file_delete_delay_ms < 0:
@@ -81,8 +74,8 @@ def parse_args(argv: list[str]) -> RetentionArgs:
 def retain_partition(task: RetentionTask) -> PartitionRow:
     """Executor side: plan (and apply) retention for one partition."""
     part = task.partition
-    started = time.monotonic()
-    try:
+
+    def retain(started: float) -> PartitionRow:
         plan = plan_retention(
             Path(part.log_dir) / part.dir_name,
             config=task.config,
@@ -95,17 +88,10 @@ def retain_partition(task: RetentionTask) -> PartitionRow:
             if task.dry_run
             else apply_retention(plan, file_delete_delay_ms=task.file_delete_delay_ms)
         )
-    except (StorageError, OSError) as exc:
-        row = failed_row(part, started, exc)
-    else:
-        row = PartitionRow(
-            part.log_dir,
-            part.dir_name,
-            part.topic,
-            part.partition,
+        return partition_row(
+            part,
             "ok",
-            part.size_bytes,
-            int((time.monotonic() - started) * 1000),
+            started=started,
             log_start_offset=plan.new_log_start_offset,
             log_end_offset=plan.log_end_offset,
             first_segment_base_offset=plan.first_base_offset_after,
@@ -113,8 +99,8 @@ def retain_partition(task: RetentionTask) -> PartitionRow:
             segments_deleted=len(plan.deletions),
             actions=tuple(ActionRow.of(a) for a in actions),
         )
-    print(progress_line(task.rank, task.total, row), file=sys.stderr, flush=True)
-    return row
+
+    return run_partition_work(task, retain)
 
 
 def run(args: RetentionArgs) -> JobSummary:
@@ -132,13 +118,12 @@ def run(args: RetentionArgs) -> JobSummary:
         for rank, part in enumerate(eligible, start=1):
             state = states[Path(part.log_dir)]
             tp = TopicPartition(part.topic, part.partition)
-            high_watermark = _NO_LIMIT if args.high_watermark_source == "log-end" else state.high_watermarks.get(tp)
             tasks.append(
                 RetentionTask(
                     part,
                     effective_log_config(common.broker, common.topics, part.topic),
                     state.log_start_offsets.get(tp, 0),
-                    high_watermark,
+                    high_watermark(state, tp, args.high_watermark_source),
                     common.now_ms,
                     common.dry_run,
                     args.file_delete_delay_ms,

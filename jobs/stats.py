@@ -18,13 +18,13 @@ from jobs._common import (
     EXIT_FAILED,
     JobArgs,
     JobSummary,
-    PartitionRow,
     common_args,
     discover_log_dirs,
     get_spark,
     job_parser,
     locked_log_dirs,
     new_run_id,
+    partition_row,
     run_main,
 )
 from jobs._delta import SEGMENT_STATS, write_run
@@ -78,8 +78,7 @@ def run(args: StatsArgs) -> JobSummary:
         raise StatsValidationError(f"segment statistics failed validation; see {common.warehouse}/_validations")
     if not common.dry_run and table.num_rows:
         write_run(common.warehouse / SEGMENT_STATS, table, key={"run_id": run_id})
-    elapsed = int((time.monotonic() - started) * 1000)
-    rows += [PartitionRow(p.log_dir, p.dir_name, p.topic, p.partition, "ok", p.size_bytes, elapsed) for p in found]
+    rows += [partition_row(p, "ok", started=started) for p in found]
     print(f"logkeeper stats: {table.num_rows} segments of {len(found)} partitions", file=sys.stderr)
     return JobSummary("stats", run_id, common.dry_run, tuple(rows))
 

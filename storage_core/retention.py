@@ -40,6 +40,14 @@ from storage_core.load_actions import ActionKind, LoadAction
 from storage_core.segment import read_next_offset
 
 
+def clamp_high_watermark(high_watermark: int | None, log_start: int, log_end: int) -> int:
+    """The high watermark a broker would start with (`UnifiedLog.updateHighWatermark`): the checkpoint's
+    value, at least the log start and at most the log end, in that order; None (no checkpoint entry)
+    reads as 0, hence the log start."""
+    hw = high_watermark or 0
+    return log_start if hw < log_start else min(hw, log_end)
+
+
 class RetentionReason(enum.StrEnum):
     LOG_START_OFFSET_BREACH = "log_start_offset_breach"
     RETENTION_SIZE_BREACH = "retention_size_breach"
@@ -191,7 +199,7 @@ def plan_retention(
         )
     log_start = max(log_start_offset, segments[0].base_offset)
     log_end = next_offset_of(Path(dir_path), segments[-1], fs)
-    hw = log_start if high_watermark is None else min(max(high_watermark, log_start), log_end)
+    hw = clamp_high_watermark(high_watermark, log_start, log_end)
     remaining = list(segments)
     deletions: list[SegmentDeletion] = []
 

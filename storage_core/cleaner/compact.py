@@ -33,7 +33,7 @@ from storage_core.producer_rebuild import end_txn_marker_of
 from storage_core.producer_state import ProducerStateManager
 from storage_core.records.batch import RecordBatch
 from storage_core.records.file_records import iterate_batches
-from storage_core.retention import SegmentInfo, next_offset_of, segment_infos
+from storage_core.retention import SegmentInfo, clamp_high_watermark, next_offset_of, segment_infos
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +163,7 @@ def compact_partition(
     config: LogConfig,
     cleaner_checkpoint: int | None,
     log_start_offset: int,
-    high_watermark: int,
+    high_watermark: int | None,
     now_ms: int,
     dedupe_buffer_bytes: int,
     load_factor: float = 0.9,
@@ -182,7 +182,7 @@ def compact_partition(
         log_start = max(log_start_offset, segments[0].base_offset)
         log_end = next_offset_of(dir_path, segments[-1], fs)
         producers, first_undecided = _producer_state(dir_path, segments, fs)
-        hw = min(max(high_watermark, log_start), log_end)
+        hw = clamp_high_watermark(high_watermark, log_start, log_end)
         last_stable = hw if first_undecided is None else min(max(first_undecided, log_start), hw)
         plan = plan_cleaning(
             dir_path,

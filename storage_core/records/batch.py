@@ -45,6 +45,7 @@ from storage_core.errors import CorruptRecordError
 from storage_core.records.compression import CODECS, CompressionType
 from storage_core.records.control import ControlRecordType, EndTxnMarker, encode_control_key, parse_control_key
 from storage_core.records.crc import crc32c
+from storage_core.records.entry import LogEntry
 from storage_core.records.record import (
     Header,
     Record,
@@ -133,14 +134,19 @@ class BatchHeader(NamedTuple):
     records_count: int
 
 
-class RecordBatch:
+class RecordBatch(LogEntry):
     """A zero-copy view of one whole magic-2 batch inside a buffer (bytes, mmap, memoryview).
+
+    Raw bytes, codec and CRC validity (at least 61 bytes, guaranteed by construction, and a
+    matching CRC) come from :class:`LogEntry`.
 
     Raises (on construction):
         CorruptRecordError: the batch is shorter than its 61-byte header, or runs past the buffer.
     """
 
-    __slots__ = ("_buffer", "header", "position")
+    __slots__ = ()
+    KIND = "record batch"
+    header: BatchHeader
 
     def __init__(self, buffer: bytes | bytearray | memoryview, position: int = 0) -> None:
         if len(buffer) - position < RECORD_BATCH_OVERHEAD:
@@ -163,11 +169,6 @@ class RecordBatch:
         return self.header.batch_length + LOG_OVERHEAD
 
     @property
-    def raw(self) -> memoryview:
-        """The whole batch's bytes."""
-        return memoryview(self._buffer)[self.position : self.position + self.size_in_bytes]
-
-    @property
     def base_offset(self) -> int:
         return self.header.base_offset
 
@@ -178,23 +179,6 @@ class RecordBatch:
     @property
     def next_offset(self) -> int:
         return self.last_offset + 1
-
-    @property
-    def magic(self) -> int:
-        return self.header.magic
-
-    @property
-    def crc(self) -> int:
-        return self.header.crc
-
-    @property
-    def attributes(self) -> int:
-        return self.header.attributes
-
-    @property
-    def compression(self) -> CompressionType:
-        """The codec; raises UnsupportedFormatError for ids 5-7."""
-        return CompressionType.of(self.header.attributes)
 
     @property
     def timestamp_type(self) -> TimestampType:
@@ -255,19 +239,6 @@ class RecordBatch:
     def compute_crc(self) -> int:
         """CRC-32C of bytes [21, end) of the batch."""
         return crc32c(self.raw[ATTRIBUTES_POSITION:])
-
-    def is_valid(self) -> bool:
-        """Kafka's `isValid`: at least 61 bytes (guaranteed by construction) and a matching CRC."""
-        return self.compute_crc() == self.header.crc
-
-    def ensure_valid(self) -> None:
-        """Raises CorruptRecordError (at the batch's position) unless :meth:`is_valid`."""
-        computed = self.compute_crc()
-        if computed != self.header.crc:
-            raise CorruptRecordError(
-                f"record batch is corrupt (stored crc = {self.header.crc}, computed crc = {computed})",
-                position=self.position,
-            )
 
     def _records_section(self) -> bytes:
         body = self.raw[RECORD_BATCH_OVERHEAD:]

@@ -31,6 +31,7 @@ from typing import NamedTuple
 from storage_core.errors import CorruptRecordError
 from storage_core.records.compression import CODECS, CompressionType
 from storage_core.records.crc import crc32
+from storage_core.records.entry import LogEntry
 from storage_core.records.record import Record, TimestampType
 
 _FIELDS = (
@@ -64,17 +65,21 @@ class LegacyHeader(NamedTuple):
     attributes: int
 
 
-class LegacyBatch:
+class LegacyBatch(LogEntry):
     """One legacy log entry (a message, or a compressed wrapper of messages) inside a buffer.
 
     Offers the same properties as a magic-2 `RecordBatch`, with Kafka's "none" values for the
-    fields legacy messages do not have (producer, sequence, leader epoch, control, horizon).
+    fields legacy messages do not have (producer, sequence, leader epoch, control, horizon). Raw
+    bytes, codec and CRC validity (`LegacyRecord.isValid`: Size >= 14, guaranteed by construction,
+    and a matching CRC) come from :class:`LogEntry`.
 
     Raises (on construction):
         CorruptRecordError: Size below 14, or the entry runs past the buffer.
     """
 
-    __slots__ = ("_buffer", "_records", "header", "position")
+    __slots__ = ("_records",)
+    KIND = "record"
+    header: LegacyHeader
 
     producer_id = -1
     producer_epoch = -1
@@ -109,28 +114,6 @@ class LegacyBatch:
     @property
     def size_in_bytes(self) -> int:
         return self.header.size + _MESSAGE_POSITION
-
-    @property
-    def raw(self) -> memoryview:
-        """The whole entry's bytes."""
-        return memoryview(self._buffer)[self.position : self.position + self.size_in_bytes]
-
-    @property
-    def magic(self) -> int:
-        return self.header.magic
-
-    @property
-    def crc(self) -> int:
-        return self.header.crc
-
-    @property
-    def attributes(self) -> int:
-        return self.header.attributes
-
-    @property
-    def compression(self) -> CompressionType:
-        """The codec; raises UnsupportedFormatError for ids 5-7."""
-        return CompressionType.of(self.header.attributes)
 
     @property
     def timestamp_type(self) -> TimestampType:
@@ -169,19 +152,6 @@ class LegacyBatch:
     def compute_crc(self) -> int:
         """CRC-32 of the message from its magic byte to its end."""
         return crc32(self.raw[_CRC_START:])
-
-    def is_valid(self) -> bool:
-        """`LegacyRecord.isValid`: Size >= 14 (guaranteed by construction) and a matching CRC."""
-        return self.compute_crc() == self.header.crc
-
-    def ensure_valid(self) -> None:
-        """Raises CorruptRecordError (at the entry's position) unless :meth:`is_valid`."""
-        computed = self.compute_crc()
-        if computed != self.header.crc:
-            raise CorruptRecordError(
-                f"record is corrupt (stored crc = {self.header.crc}, computed crc = {computed})",
-                position=self.position,
-            )
 
     def _key_value(self) -> tuple[bytes | None, bytes | None]:
         pos = self.position + ENTRY_HEADER.size + (_TIMESTAMP.size if self.header.magic > 0 else 0)

@@ -2,7 +2,10 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 from jobs._log_dirs import PartitionTask
 from jobs._results import (
@@ -14,7 +17,9 @@ from jobs._results import (
     exit_code,
     failed_row,
     new_run_id,
+    partition_row,
     progress_line,
+    run_partition_work,
     write_result_json,
 )
 from storage_core.errors import CorruptRecordError
@@ -41,6 +46,42 @@ def test_failed_row_carries_the_error() -> None:
     assert (row.status, row.error_type, row.size_bytes) == ("failed", "CorruptRecordError", 2_000_000)
     assert "position 61" in row.error_message
     assert (row.log_dir, row.dir_name, row.topic, row.partition) == ("/data/d1", "orders-0", "orders", 0)
+
+
+@dataclass(frozen=True)
+class _Task:
+    partition: PartitionTask
+    rank: int = 2
+    total: int = 5
+
+
+def test_partition_work_makes_its_row_and_a_storage_or_io_error_a_failed_row(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    def work(started: float) -> PartitionRow:
+        return partition_row(PART, "ok", started=started, log_end_offset=42)
+
+    row = run_partition_work(_Task(PART), work)
+    assert (row.status, row.log_end_offset, row.size_bytes, row.dir_name) == ("ok", 42, 2_000_000, "orders-0")
+    assert row.duration_ms >= 0
+
+    def fails(started: float) -> PartitionRow:
+        raise OSError(5, "Input/output error")
+
+    failed = run_partition_work(_Task(PART), fails)
+    assert (failed.status, failed.error_type, failed.log_dir) == ("failed", "OSError", "/data/d1")
+    assert capsys.readouterr().err.splitlines()[-1].startswith("[2/5] orders-0 failed 2000000 B")
+
+    def bug(started: float) -> PartitionRow:
+        raise KeyError("a bug is not a partition's failure")
+
+    with pytest.raises(KeyError):
+        run_partition_work(_Task(PART), bug)
+
+
+def test_an_untouched_partition_row_takes_no_time() -> None:
+    row = partition_row(PART, "skipped", started=None, error_message="why")
+    assert (row.duration_ms, row.status, row.error_message) == (0, "skipped", "why")
 
 
 def test_progress_line() -> None:

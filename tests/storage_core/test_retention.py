@@ -14,7 +14,7 @@ from storage_core.fs import FaultInjectingFileSystem, LocalFileSystem, Simulated
 from storage_core.leader_epoch import EpochEntry, read_leader_epoch_checkpoint, write_leader_epoch_checkpoint
 from storage_core.loader import LoadOptions, load_partition
 from storage_core.records.batch import Record, build_batch
-from storage_core.retention import RetentionReason, apply_retention, plan_retention
+from storage_core.retention import RetentionReason, apply_retention, clamp_high_watermark, plan_retention
 
 NOW = 1_800_000_000_000
 DELETE = LogConfig(retention_ms=-1, retention_bytes=-1)
@@ -192,3 +192,16 @@ def test_crash_at_every_operation_leaves_whole_segments_and_a_safe_start(tmp_pat
         assert result.log_end_offset == 20
         run(path, config, hw=20)
         assert bases(path) == bases(reference)
+
+
+@pytest.mark.parametrize(
+    ("checkpoint", "expected"),
+    [(None, 10), (0, 10), (9, 10), (10, 10), (15, 15), (20, 20), (21, 20), (2**63 - 1, 20)],
+)
+def test_high_watermark_is_clamped_as_a_starting_broker_clamps_it(checkpoint: int | None, expected: int) -> None:
+    assert clamp_high_watermark(checkpoint, 10, 20) == expected
+
+
+def test_a_high_watermark_below_the_log_start_is_the_log_start_even_past_the_log_end() -> None:
+    assert clamp_high_watermark(5, 30, 20) == 30  # Kafka tests the log start first
+    assert clamp_high_watermark(None, 30, 20) == 30
