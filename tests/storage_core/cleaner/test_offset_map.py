@@ -121,3 +121,24 @@ def test_no_superseded_bits_past_a_quarter_of_the_slots_memory() -> None:
     assert offset_map.superseded_in(0, 95) == 1 | 1 << 95
     put(offset_map, [(120, b"a")], max_entries=2)  # offset 96 would need a 13th byte
     assert offset_map.superseded_in(0, 120) == 0
+
+
+def test_clear_forgets_every_key_and_a_cleared_map_fills_as_a_new_one() -> None:
+    offset_map = OffsetMap(24 * 8)  # (never full: `get` of an absent key probes until an empty slot)
+    put(offset_map, [(0, b"a"), (1, b"b"), (2, b"c")], max_entries=7)
+    offset_map.clear()
+    assert (offset_map.entries, offset_map.latest_offset) == (0, -1)
+    assert [offset_map.get(k) for k in (b"a", b"b", b"c")] == [-1, -1, -1]
+    fresh = OffsetMap(24 * 8)
+    for each in (offset_map, fresh):
+        put(each, [(10, b"c"), (11, b"d"), (12, b"e"), (13, b"f")], max_entries=7)
+    assert [offset_map.get(k) for k in (b"a", b"c", b"d", b"e", b"f")] == [-1, 10, 11, 12, 13]
+    assert (offset_map.entries, offset_map.superseded_in(10, 13)) == (fresh.entries, fresh.superseded_in(10, 13))
+
+
+def test_a_map_as_large_as_kafkas_default_dedupe_buffer_is_not_written_up_front() -> None:
+    offset_map = OffsetMap(128 * 1024 * 1024)  # log.cleaner.dedupe.buffer.size
+    assert offset_map.slots == 128 * 1024 * 1024 // 24
+    put(offset_map, [(0, b"a"), (1, b"b"), (2, b"a")], max_entries=offset_map.slots)
+    assert (offset_map.get(b"a"), offset_map.get(b"b"), offset_map.get(b"c")) == (2, 1, -1)
+    assert offset_map.superseded_in(0, 2) == 0b001
