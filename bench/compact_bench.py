@@ -9,7 +9,7 @@ on a fresh copy; figures are best of --repeat interleaved rounds (bench/timing.p
 Bytes per key: the map's slot at the 0.9 load factor plus the map's superseded bits (one bit per
 dirty offset, `--records / --keys` offsets per key here, at most a quarter of the slot).
 
-Run: `.venv/bin/python bench/compact_bench.py [--records 200000] [--keys 10000]`.
+Run: `.venv/bin/python bench/compact_bench.py [--records 200000] [--keys 10000] [--dedupe-buffer-bytes N]`.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import argparse
 import shutil
 import tempfile
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from kafka.record.default_records import DefaultRecordBatchBuilder
@@ -54,7 +55,8 @@ def build(path: Path, records: int, keys: int) -> None:
     load_partition(path, LoadOptions(had_clean_shutdown=False, recovery_point=0, log_start_offset=0, now_ms=NOW))
 
 
-def logkeeper(path: Path, keys: int) -> None:
+def logkeeper(path: Path, keys: int, dedupe_buffer_bytes: int | None = None) -> None:
+    """One cleaner pass; the offset map gets `dedupe_buffer_bytes` (default: two slots per key)."""
     compact_partition(
         path,
         config=LogConfig(cleanup_policy=frozenset({"compact"}), min_cleanable_dirty_ratio=0.0),
@@ -62,7 +64,7 @@ def logkeeper(path: Path, keys: int) -> None:
         log_start_offset=0,
         high_watermark=10**12,
         now_ms=NOW,
-        dedupe_buffer_bytes=ENTRY_SIZE * keys * 2,
+        dedupe_buffer_bytes=dedupe_buffer_bytes or ENTRY_SIZE * keys * 2,
         max_passes=1,
     )
 
@@ -97,6 +99,7 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=200_000)
     parser.add_argument("--keys", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--dedupe-buffer-bytes", type=int, help="offset map memory (default: 2 slots a key)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         source = Path(scratch) / "source" / "t-0"
@@ -111,10 +114,11 @@ def main() -> None:
 
             return on_a_fresh_copy
 
-        results = best_interleaved(
-            {name: run(name, fn) for name, fn in (("logkeeper", logkeeper), ("naive kafka-python", naive))},
-            args.repeat,
-        )
+        contenders = {
+            "logkeeper": partial(logkeeper, dedupe_buffer_bytes=args.dedupe_buffer_bytes),
+            "naive kafka-python": naive,
+        }
+        results = best_interleaved({name: run(name, fn) for name, fn in contenders.items()}, args.repeat)
         ours = results["logkeeper"]
         for name, seconds in results.items():
             print(

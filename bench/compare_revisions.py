@@ -36,9 +36,10 @@ import compact_bench, recover_bench
 from timing import timed
 
 inputs, scratch, keys, round_ = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+dedupe_buffer_bytes = int(sys.argv[5]) or None
 copy = scratch / f"compact-{round_}" / "t-0"
 shutil.copytree(inputs / "compact" / "t-0", copy)
-seconds = {"compact": timed(lambda: compact_bench.logkeeper(copy, keys))}
+seconds = {"compact": timed(lambda: compact_bench.logkeeper(copy, keys, dedupe_buffer_bytes))}
 shutil.rmtree(copy.parent)
 for log in sorted((inputs / "recover").glob("*.log")):
     seconds["recover " + log.stem] = min(timed(lambda: recover_bench.ours_recover(log)) for _ in range(5))
@@ -46,10 +47,10 @@ print(json.dumps(seconds))
 """
 
 
-def measure(tree: Path, inputs: Path, scratch: Path, keys: int, round_: int) -> dict[str, float]:
+def measure(tree: Path, inputs: Path, scratch: Path, keys: int, dedupe: int, round_: int) -> dict[str, float]:
     """One round of every workload with `tree`'s storage_core, in a fresh process."""
     out = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(inputs), str(scratch), str(keys), str(round_)],
+        [sys.executable, "-c", _CHILD, str(inputs), str(scratch), str(keys), str(round_), str(dedupe)],
         cwd=tree,
         env={"PYTHONPATH": f"{tree}:{HERE / 'bench'}"},
         capture_output=True,
@@ -65,6 +66,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--keys", type=int, default=10_000)
+    parser.add_argument("--dedupe-buffer-bytes", type=int, default=0, help="offset map memory (0: compact_bench's)")
     parser.add_argument("--mib", type=int, default=32)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch_dir:
@@ -81,8 +83,9 @@ def main() -> None:
             best: dict[str, dict[str, float]] = {name: {} for name in trees}
             for round_ in range(args.rounds):
                 for name, tree in trees.items():
-                    for workload, spent in measure(tree, inputs, scratch, args.keys, round_).items():
-                        best[name][workload] = min(spent, best[name].get(workload, spent))
+                    spent = measure(tree, inputs, scratch, args.keys, args.dedupe_buffer_bytes, round_)
+                    for workload, seconds in spent.items():
+                        best[name][workload] = min(seconds, best[name].get(workload, seconds))
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(other)], cwd=HERE, check=True)
     print(f"{'workload':<22} {args.revision:>14} {'this tree':>14}   this tree's speed")

@@ -1,24 +1,31 @@
-"""Spark scaling of `logkeeper recover`: 64 partitions with local[1] vs local[2], against a CPU-only peer.
+"""Spark scaling of a logkeeper job over 64 partitions, local[1] vs local[2], against a pure-Python peer.
 
-64 partitions of --mib MiB each (one-record 16 KiB batches over 4 segments, indexes deleted so that
-every segment is recovered) are recovered by the real CLI, one fresh process per run, with Spark's
-event log on. Every run gets a fresh copy of the same input, written back (`os.sync`) and
-page-cached before it starts, and a fresh warehouse. Per master, best of --repeat (masters
-interleaved), two runs:
+`--job recover` (the default): 64 partitions of --mib MiB each (one-record 16 KiB batches over 4
+segments, indexes deleted so that every segment is recovered) are recovered by the real CLI. This
+job is light on CPU and makes ~33 fsyncs a partition. `--job compact`: 64 keyed partitions of
+--records records each (100 records a batch, 10 segments and an empty active one, --records / 50
+keys, the compaction bench's layout: bench/compact_bench.py), loaded by one untimed `recover`
+(checkpoints, clean-shutdown marker), are cleaned by the real CLI (`cleanup.policy=compact`, the
+log end as high watermark): one pass each, nearly all CPU.
+
+Each run is one fresh process with Spark's event log on, on a fresh copy of the same input, written
+back (`os.sync`) and page-cached before it starts, and a fresh warehouse. Per master, best of
+--repeat (masters interleaved), two runs:
 
 * one empty partition per core: its Spark job is the fixed cost of a job, mostly starting one
   Python worker per core (the JVM and session start-up lie outside the job);
 * the 64 partitions: end to end, outside the Spark job (JVM, session, driver, results), the Spark
   job, and the job minus the first run's job: the 64 partitions alone, the figure that should scale.
-  `--result-json` gives the time spent inside `recover_partition`.
+  `--result-json` gives the time spent inside the job's storage_core call (`duration_ms`).
 
 The peer, measured per master in its own process after a warm-up job (`--control`): 64 tasks
-through the same `run_partition_tasks`, each burning as much CPU as the mean `recover_partition`
-of the local[1] run lasted, and 64 no-op tasks (the per-task overhead of Spark and PySpark). The
-CPU peer's local[2]/local[1] speed-up is the most two cores give tasks of that size here, next to
-the JVM and the driver; recovery's speed-up is reported as a fraction of it.
+through the same `run_partition_tasks`, each doing a fixed amount of pure-Python work that takes,
+on one core alone, as long as the mean partition of the local[1] run took inside storage_core, and
+64 no-op tasks (the per-task overhead of Spark and PySpark). The CPU peer's local[2]/local[1]
+speed-up is what two workers give Python tasks of that size here, next to the JVM and the driver;
+the job's speed-up is reported as a fraction of it.
 
-Run: `.venv/bin/python bench/spark_scaling.py [--mib 4] [--repeat 3]`.
+Run: `.venv/bin/python bench/spark_scaling.py [--job recover|compact] [--mib 4] [--records 50000] [--repeat 3]`.
 """
 
 from __future__ import annotations
@@ -35,15 +42,19 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
+import compact_bench
+from timing import timed
+
 from storage_core import names
 from storage_core.records.batch import Record, build_batch
 
 PARTITIONS = 64
 MASTERS = ("local[1]", "local[2]")
 T = TypeVar("T")
+TOPIC_CONFIG = '[topics."bench"]\n"cleanup.policy" = "compact"\n'
 
 
-def build(root: Path, mib: int) -> None:
+def build_recover(root: Path, mib: int) -> None:
     """64 partitions of `mib` MiB: 4 segments of one-record 16 KiB batches, no index files."""
     value = b"x" * 16_000
     per_segment = mib * 1024 * 1024 // 16_100 // 4
@@ -57,6 +68,36 @@ def build(root: Path, mib: int) -> None:
                     build_batch([Record(o, o, None, value)], base_offset=o) for o in range(base, base + per_segment)
                 )
             )
+
+
+def build_compact(root: Path, records: int) -> None:
+    """64 keyed partitions of `records` records (compact_bench's layout), recovered once by the CLI so
+    that the log dir has its checkpoints and clean-shutdown marker, as compaction requires."""
+    for p in range(PARTITIONS):
+        compact_bench.build(root / f"bench-{p}", records, max(1, records // 50))
+    (root.parent / "topics.toml").write_text(TOPIC_CONFIG)
+    job_command("recover", root, "local[2]", root.parent / f"{root.name}-prep-wh", None, check=True)
+
+
+def job_command(
+    job: str,
+    log_dir: Path,
+    master: str,
+    warehouse: Path,
+    result: Path | None,
+    *,
+    check: bool,
+    env: dict[str, str] | None = None,
+) -> None:
+    """Run `logkeeper <job>` over `log_dir` (compact: with the bench topic's config, the log end as
+    high watermark)."""
+    args = [sys.executable, "-m", "jobs", job, "--log-dirs", str(log_dir), "--master", master]
+    args += ["--warehouse", str(warehouse)]
+    if result is not None:
+        args += ["--result-json", str(result)]
+    if job == "compact":
+        args += ["--topic-config", str(log_dir.parent / "topics.toml"), "--high-watermark-source", "log-end"]
+    subprocess.run(args, check=check, capture_output=True, env=env)
 
 
 def cores(master: str) -> int:
@@ -73,11 +114,11 @@ def spark_job_seconds(event_log_dir: Path) -> float:
     return sum(ended[job] - submitted[job] for job in submitted) / 1000
 
 
-def run_recover(log_dir: Path, master: str) -> dict[str, float]:
-    """One `logkeeper recover` process over `log_dir`, with Spark's event log on.
+def run_job(job: str, log_dir: Path, master: str) -> dict[str, float]:
+    """One `logkeeper <job>` process over `log_dir`, with Spark's event log on.
 
     Returns its wall time, the time of its Spark job (from the event log: Python worker start-up
-    and the tasks) and the summed `duration_ms` of its partitions (inside `recover_partition`).
+    and the tasks) and the summed `duration_ms` of its partitions (inside storage_core).
     """
     events = log_dir.parent / f"{log_dir.name}-events"
     events.mkdir()
@@ -87,46 +128,43 @@ def run_recover(log_dir: Path, master: str) -> dict[str, float]:
     env = {**os.environ, "PYSPARK_SUBMIT_ARGS": f"--conf {event_log} --conf {plain_log} pyspark-shell"}
     os.sync()  # the copy is written back: no writeback of it competes with the run's fsyncs
     started = time.perf_counter()
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "jobs",
-            "recover",
-            "--log-dirs",
-            str(log_dir),
-            "--master",
-            master,
-            "--warehouse",
-            str(log_dir.parent / f"{log_dir.name}-wh"),
-            "--result-json",
-            str(result),
-        ],
-        check=True,
-        capture_output=True,
-        env=env,
-    )
+    job_command(job, log_dir, master, log_dir.parent / f"{log_dir.name}-wh", result, check=True, env=env)
     wall = time.perf_counter() - started
     in_fn = sum(row["duration_ms"] for row in json.loads(result.read_text())["partitions"]) / 1000
     return {"wall": wall, "job": spark_job_seconds(events), "in_fn": in_fn}
 
 
-def measure(scratch: Path, source: Path, master: str, rep: int) -> dict[str, float]:
+def measure(job: str, scratch: Path, sources: dict[str, Path], master: str, rep: int) -> dict[str, float]:
     """One repetition for one master: a run over one empty partition per core, then the 64 partitions."""
     tag = f"{master.replace('[', '').replace(']', '')}-{rep}"
-    tiny = scratch / f"tiny-{tag}"
-    for p in range(cores(master)):
-        (tiny / f"bench-{p}").mkdir(parents=True)
-    full = scratch / f"full-{tag}"
-    shutil.copytree(source, full)
-    first_job = run_recover(tiny, master)["job"]
-    figures = run_recover(full, master)
-    shutil.rmtree(full)
-    return {**figures, "first_job": first_job}
+    figures = {}
+    for size in ("tiny", "full"):
+        copy = scratch / f"{size}-{tag}" / "logs"
+        shutil.copytree(sources[size].parent, copy.parent)
+        if size == "tiny":  # one empty partition per core
+            for extra in range(cores(master), cores(MASTERS[-1])):
+                shutil.rmtree(copy / f"bench-{extra}")
+        figures[size] = run_job(job, copy, master)
+        shutil.rmtree(copy)
+    return {**figures["full"], "first_job": figures["tiny"]["job"]}
+
+
+def build_sources(job: str, scratch: Path, mib: int, records: int) -> dict[str, Path]:
+    """The input log dirs, each alone in its own folder (beside it: compact's topic config)."""
+    sources = {size: scratch / f"source-{size}" / "logs" for size in ("tiny", "full")}
+    for p in range(cores(MASTERS[-1])):
+        (sources["tiny"] / f"bench-{p}").mkdir(parents=True)
+    if job == "recover":
+        build_recover(sources["full"], mib)
+    else:
+        build_compact(sources["full"], records)
+        (sources["tiny"].parent / "topics.toml").write_text(TOPIC_CONFIG)
+        job_command("recover", sources["tiny"], "local[2]", scratch / "tiny-prep-wh", None, check=True)
+    return sources
 
 
 def control(master: str, cpu_ms: float, repeat: int) -> dict[str, float]:
-    """The peer: 64 CPU-only tasks and 64 no-op tasks through `run_partition_tasks`, in a child process."""
+    """The peer: 64 pure-Python tasks and 64 no-op tasks through `run_partition_tasks`, in a child process."""
     out = subprocess.run(
         [sys.executable, __file__, "--control", master, "--cpu-ms", str(cpu_ms), "--repeat", str(repeat)],
         check=True,
@@ -141,18 +179,32 @@ def _noop(task: int) -> int:
     return task
 
 
-def _burn(cpu_ms: float) -> float:
-    """Executor side: spin until this thread has used `cpu_ms` of CPU (contention stretches only the wall time)."""
-    end = time.thread_time() + cpu_ms / 1000
-    while time.thread_time() < end:
-        pass
-    return cpu_ms
+def _burn(iterations: int) -> int:
+    """Executor side: a fixed amount of Python work, integer arithmetic in the interpreter loop.
+
+    Fixed work, not fixed CPU time: what slows Python code when two workers run at once (two vCPUs
+    sharing a host core, caches, memory) slows it as it slows a job's partitions. (Spinning until
+    `thread_time` has advanced is a loop of clock syscalls that two workers run side by side at
+    nearly 2x here, where Python code gets ~1.6-1.7x.)
+    """
+    total = 0
+    for i in range(iterations):
+        total += i * i & 0xFFFF
+    return total
+
+
+def _iterations_for(cpu_ms: float) -> int:
+    """How many `_burn` iterations take `cpu_ms` on this machine, one process alone (best of 5)."""
+    sample = 200_000
+    seconds = min(timed(lambda: _burn(sample)) for _ in range(5))
+    return max(1, round(sample * cpu_ms / 1000 / seconds))
 
 
 def run_control(master: str, cpu_ms: float, repeat: int) -> None:
     """`--control`: warm a session (one Python worker per core), then time the two 64-task jobs, best of `repeat`."""
     from jobs._spark import get_spark, run_partition_tasks
 
+    iterations = _iterations_for(cpu_ms)  # before the session starts: the machine is otherwise idle
     spark = get_spark(master, "logkeeper spark_scaling control")
     run_partition_tasks(spark, list(range(2 * cores(master))), _noop, description="warm-up", log_progress=False)
 
@@ -164,13 +216,15 @@ def run_control(master: str, cpu_ms: float, repeat: int) -> None:
             times.append(time.perf_counter() - started)
         return min(times)
 
-    figures = {"cpu": best([cpu_ms] * PARTITIONS, _burn), "noop": best(list(range(PARTITIONS)), _noop)}
+    figures = {"cpu": best([iterations] * PARTITIONS, _burn), "noop": best(list(range(PARTITIONS)), _noop)}
     spark.stop()
     print(json.dumps(figures))
 
 
-def report(runs: dict[str, dict[str, float]], peers: dict[str, dict[str, float]], cpu_ms: float, mib: int) -> None:
-    """Print the table: best-of figures per master, speed-ups, and recovery's speed-up against the peer's."""
+def report(
+    job: str, input_size: str, runs: dict[str, dict[str, float]], peers: dict[str, dict[str, float]], cpu_ms: float
+) -> None:
+    """Print the table: best-of figures per master, speed-ups, and the job's speed-up against the peer's."""
     one, two = MASTERS
 
     def row(label: str, key: str, per_partition: bool = False) -> None:
@@ -181,7 +235,7 @@ def report(runs: dict[str, dict[str, float]], peers: dict[str, dict[str, float]]
         else:
             print(f"| {label} | {a:.2f} s | {b:.2f} s | {a / b:.2f}x |")
 
-    print(f"| {PARTITIONS} partitions x {mib} MiB | {one} | {two} | speed-up |")
+    print(f"| {job}: {PARTITIONS} partitions x {input_size} | {one} | {two} | speed-up |")
     print("|---|---|---|---|")
     row("end to end (one process)", "wall")
     row("outside the Spark job (JVM, session, driver)", "outside")
@@ -189,32 +243,31 @@ def report(runs: dict[str, dict[str, float]], peers: dict[str, dict[str, float]]
     row("first job over one empty partition per core (Python workers start)", "first_job")
     row(f"{PARTITIONS} partitions (Spark job minus first job)", "partitions", per_partition=True)
     print(
-        f"| inside recover_partition (sum / cores) | {runs[one]['in_fn']:.2f} s | "
+        f"| inside storage_core (sum / cores) | {runs[one]['in_fn']:.2f} s | "
         f"{runs[two]['in_fn'] / cores(two):.2f} s | {runs[one]['in_fn'] / (runs[two]['in_fn'] / cores(two)):.2f}x |"
     )
     a, b = peers[one]["cpu"], peers[two]["cpu"]
     ceiling = a / b
-    print(f"| peer: {PARTITIONS} CPU-only tasks of {cpu_ms:.0f} ms | {a:.2f} s | {b:.2f} s | {ceiling:.2f}x |")
+    print(f"| peer: {PARTITIONS} pure-Python tasks of {cpu_ms:.0f} ms alone | {a:.2f} s | {b:.2f} s | {ceiling:.2f}x |")
     a, b = peers[one]["noop"], peers[two]["noop"]
     print(
         f"| peer: {PARTITIONS} no-op tasks | {a:.2f} s ({a / PARTITIONS * 1000:.1f} ms a task) | "
         f"{b:.2f} s ({b / PARTITIONS * 1000:.1f} ms a task) | {a / b:.2f}x |"
     )
     speedup = runs[one]["partitions"] / runs[two]["partitions"]
-    print(f"recovery's speed-up {speedup:.2f}x = {speedup / ceiling:.2f} of the CPU-only peer's {ceiling:.2f}x")
+    print(f"{job}'s speed-up {speedup:.2f}x = {speedup / ceiling:.2f} of the pure-Python peer's {ceiling:.2f}x")
 
 
-def main(mib: int, repeat: int) -> None:
+def main(job: str, mib: int, records: int, repeat: int) -> None:
     """Build the input, measure both masters and the peer, print the table."""
     with tempfile.TemporaryDirectory() as scratch_name:
         scratch = Path(scratch_name)
         load = os.getloadavg()[0]  # before any work of ours: what the rest of the machine is doing
-        source = scratch / "source"
-        build(source, mib)
+        sources = build_sources(job, scratch, mib, records)
         samples: dict[str, list[dict[str, float]]] = {master: [] for master in MASTERS}
         for rep in range(repeat):
             for master in MASTERS:
-                samples[master].append(measure(scratch, source, master, rep))
+                samples[master].append(measure(job, scratch, sources, master, rep))
         runs = {}
         for master, reps in samples.items():
             best = {key: min(r[key] for r in reps) for key in reps[0]}
@@ -225,12 +278,14 @@ def main(mib: int, repeat: int) -> None:
         peers = {master: control(master, cpu_ms, repeat) for master in MASTERS}
     print(f"best of {repeat}; 1-minute load average before the run {load:.2f}", end="")
     print(" (the machine was not idle: other work inflates the figures)" if load > 0.5 else "")
-    report(runs, peers, cpu_ms, mib)
+    report(job, f"{mib} MiB" if job == "recover" else f"{records} records", runs, peers, cpu_ms)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mib", type=int, default=4, help="MiB per partition")
+    parser.add_argument("--job", choices=("recover", "compact"), default="recover")
+    parser.add_argument("--mib", type=int, default=4, help="MiB per partition (recover)")
+    parser.add_argument("--records", type=int, default=50_000, help="records per partition (compact)")
     parser.add_argument("--repeat", type=int, default=3, help="repetitions; the best is reported")
     parser.add_argument("--control", metavar="MASTER", help=argparse.SUPPRESS)
     parser.add_argument("--cpu-ms", type=float, default=30.0, help=argparse.SUPPRESS)
@@ -238,4 +293,4 @@ if __name__ == "__main__":
     if args.control:
         run_control(args.control, args.cpu_ms, args.repeat)
     else:
-        main(args.mib, args.repeat)
+        main(args.job, args.mib, args.records, args.repeat)
