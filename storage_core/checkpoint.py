@@ -126,14 +126,14 @@ def parse_checkpoint(
     lines = read_java_lines(data, what="checkpoint", path=path)
     if not lines:
         return []
-    version = _header_int(lines, VERSION_LINE, path)
+    version = entry_int(lines[VERSION_LINE - 1], bits=32, line=VERSION_LINE, path=path)
     if version != expected_version:
         raise CorruptCheckpointError(
             f"unrecognised checkpoint version {version}, expected {expected_version}", path=path, line=VERSION_LINE
         )
     if len(lines) < COUNT_LINE:
         return []
-    count = _header_int(lines, COUNT_LINE, path)
+    count = entry_int(lines[COUNT_LINE - 1], bits=32, line=COUNT_LINE, path=path)
     entries = []
     for number, line in enumerate(lines[FIRST_ENTRY_LINE - 1 :], start=FIRST_ENTRY_LINE):
         tokens = _java_split(line)
@@ -145,14 +145,6 @@ def parse_checkpoint(
     if len(entries) != count:
         raise CorruptCheckpointError(f"expected {count} entries but found {len(entries)}", path=path, line=COUNT_LINE)
     return entries
-
-
-def _header_int(lines: list[str], number: int, path: Path | None) -> int:
-    text = lines[number - 1]
-    try:
-        return parse_java_int(text)
-    except ValueError:
-        raise CorruptCheckpointError(f"malformed line {text!r}", path=path, line=number) from None
 
 
 def read_checkpoint_lines(
@@ -170,7 +162,8 @@ def read_checkpoint_lines(
 
 
 def entry_int(token: str, *, bits: int, line: int, path: Path | None) -> int:
-    """One numeric field of an entry line (:func:`parse_java_int`).
+    """One numeric field of a checkpoint: the version or count line, or a field of an entry line
+    (:func:`parse_java_int`).
 
     Raises:
         CorruptCheckpointError: the token is not a `bits`-bit integer; carries `line`.
@@ -178,7 +171,7 @@ def entry_int(token: str, *, bits: int, line: int, path: Path | None) -> int:
     try:
         return parse_java_int(token, bits=bits)
     except ValueError as exc:
-        raise CorruptCheckpointError(f"malformed entry field: {exc}", path=path, line=line) from None
+        raise CorruptCheckpointError(f"malformed field: {exc}", path=path, line=line) from None
 
 
 def format_checkpoint(entries: Iterable[Sequence[object]], *, version: int = CHECKPOINT_VERSION) -> bytes:
