@@ -62,9 +62,9 @@ class OffsetMap:
         # or the bits outgrew their share.
         self._superseded: bytearray | None = bytearray()
 
-    def _position(self, digest: bytes, attempt: int = 0) -> int:
-        """The position of the slot holding `digest`, or of the empty slot where it belongs, probing
-        from `attempt` on."""
+    def _position(self, digest: bytes, attempt: int = 0) -> tuple[int, bool]:
+        """The position of the slot holding `digest` (and True), or of the empty slot where it
+        belongs (and False), probing from `attempt` on."""
         buf, slots, probe_of = self._buf, self.slots, _PROBE.unpack_from
         while True:
             if attempt <= HASH_SIZE - 4:
@@ -73,8 +73,10 @@ class OffsetMap:
                 probe = probe_of(digest, HASH_SIZE - 4)[0] + attempt - (HASH_SIZE - 4)
             position = abs(probe) % slots * ENTRY_SIZE
             slot = buf[position : position + ENTRY_SIZE]
-            if slot.startswith(digest) or slot == _EMPTY:
-                return position
+            if slot.startswith(digest):
+                return position, True
+            if slot == _EMPTY:
+                return position, False
             attempt += 1
 
     def put_all(self, offsets: Sequence[int], keys: Sequence[bytes], *, max_entries: int) -> int:
@@ -118,8 +120,7 @@ class OffsetMap:
             slot = buf[position : position + ENTRY_SIZE]
             found = slot.startswith(digest)
             if not (found or slot == _EMPTY):
-                position = self._position(digest, attempt=1)
-                found = buf[position : position + HASH_SIZE] == digest
+                position, found = self._position(digest, attempt=1)
             if found:
                 replaced = offset_of(buf, position + HASH_SIZE)[0]
                 if replaced > offset:  # another key of these puts with the same MD5, put later: it wins
@@ -167,11 +168,11 @@ class OffsetMap:
             if self.entries >= slots:  # Kafka's require(entries < slots), before probing a full map forever
                 raise ValueError("the offset map is full")
             digest = _md5(key).digest()
-            position = self._position(digest)
+            position, found = self._position(digest)
             if offset <= self._last_put:
                 self._superseded = None  # not increasing: the bits could not be trusted
             self._last_put = offset
-            if buf[position : position + HASH_SIZE] == digest:
+            if found:
                 self._supersede(offset_of(buf, position + HASH_SIZE)[0])
             else:
                 if not self.entries:
@@ -196,9 +197,8 @@ class OffsetMap:
     def get(self, key: bytes) -> int:
         """The offset stored for `key`, or -1."""
         digest = _md5(key).digest()
-        position = self._position(digest)
-        slot = self._buf[position : position + ENTRY_SIZE]
-        return _OFFSET.unpack_from(slot, HASH_SIZE)[0] if slot.startswith(digest) else -1
+        position, found = self._position(digest)
+        return _OFFSET.unpack_from(self._buf, position + HASH_SIZE)[0] if found else -1
 
     def superseded_in(self, first: int, last: int) -> int:
         """Which offsets of [first, last] a later put replaced: bit i stands for offset `first + i`.
