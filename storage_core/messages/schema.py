@@ -246,6 +246,52 @@ class StructValue(Mapping[str, object]):
     def __hash__(self) -> int:
         return hash((self.spec.name, tuple(self._values.items())))
 
+    # Typed accessors, for code that knows the declaration it reads.
+
+    def integer(self, name: str) -> int:
+        """An integer field (int8 to int64, uint16, uint32)."""
+        value = self._values[name]
+        if not isinstance(value, int):
+            raise TypeError(f"{self.spec.name}.{name} is not an integer: {value!r}")
+        return value
+
+    def text(self, name: str) -> str:
+        """A non-null string or uuid field."""
+        value = self._values[name]
+        if not isinstance(value, str):
+            raise TypeError(f"{self.spec.name}.{name} is not a string: {value!r}")
+        return value
+
+    def optional_text(self, name: str) -> str | None:
+        """A nullable string field."""
+        value = self._values[name]
+        return None if value is None else self.text(name)
+
+    def integers(self, name: str) -> tuple[int, ...] | None:
+        """An array of integers, None when null."""
+        value = self._values[name]
+        if value is None:
+            return None
+        if not isinstance(value, tuple) or not all(isinstance(v, int) for v in value):
+            raise TypeError(f"{self.spec.name}.{name} is not an array of integers: {value!r}")
+        return value
+
+    def texts(self, name: str) -> tuple[str, ...] | None:
+        """An array of strings or uuids, None when null."""
+        value = self._values[name]
+        if value is None:
+            return None
+        if not isinstance(value, tuple) or not all(isinstance(v, str) for v in value):
+            raise TypeError(f"{self.spec.name}.{name} is not an array of strings: {value!r}")
+        return value
+
+    def structs(self, name: str) -> tuple[StructValue, ...]:
+        """A non-null array of structs."""
+        value = self._values[name]
+        if not isinstance(value, tuple) or not all(isinstance(v, StructValue) for v in value):
+            raise TypeError(f"{self.spec.name}.{name} is not an array of structs: {value!r}")
+        return value
+
     def replace(self, **changes: object) -> StructValue:
         """A copy with some fields changed (unknown tags kept).
 
