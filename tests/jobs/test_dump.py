@@ -63,8 +63,9 @@ def test_json_output_parses_line_by_line(segment: Path, capsys: pytest.CaptureFi
         ["--files", "x.log", "--max-message-size", "lots"],
         ["--files", ","],
         ["--print-data-log"],
+        ["--files", "x.log", "--offsets-decoder", "--cluster-metadata-decoder"],
     ],
-    ids=["missing-file", "bad-flag", "negative-size", "not-a-number", "no-file", "no-files-flag"],
+    ids=["missing-file", "bad-flag", "negative-size", "not-a-number", "no-file", "no-files-flag", "two-decoders"],
 )
 def test_bad_input_exits_2_with_one_line(args: list[str]) -> None:
     result = _run("jobs.cli", "dump", *args)
@@ -73,6 +74,36 @@ def test_bad_input_exits_2_with_one_line(args: list[str]) -> None:
     assert len(result.stderr.strip().splitlines()) == 1
     assert result.stderr.startswith("logkeeper dump: ")
     assert "Traceback" not in result.stderr
+
+
+def test_decoder_flags_decode_and_imply_print_data_log(capsys: pytest.CaptureFixture[str]) -> None:
+    metadata = REALDATA / "ArthurArutunyan04__Backend_labs/kafka-data/__cluster_metadata-0/00000000000000000000.log"
+    assert main(["--files", str(metadata), "--cluster-metadata-decoder"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[5].endswith(
+        'payload: {"type":"BEGIN_TRANSACTION_RECORD","version":0,"data":{"name":"Bootstrap records"}}'
+    )
+    offsets = REALDATA / "ArthurArutunyan04__Backend_labs/kafka-data/__consumer_offsets-19/00000000000000000000.log"
+    assert main(["--files", str(offsets), "--offsets-decoder", "--json", "--skip-record-metadata"]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    commit = next(r for r in records if r["type"] == "record" and r["key"]["type"] == "1")
+    assert commit["key"]["data"] == {
+        "group": "universe-labs-oms-consumer",
+        "topic": "oms_order_created",
+        "partition": 1,
+    }
+    assert commit["payload"] == {
+        "version": "3",
+        "data": {"offset": 81731, "leaderEpoch": 8, "metadata": "", "commitTimestamp": 1765403766080},
+    }
+    state = (
+        REALDATA / "ItumelengMogase__Real-Time-Data-Pipeline-for-Patient-Admissions/kafka-data/__transaction_state-44"
+    )
+    logs = sorted(str(p) for p in state.glob("*.log"))
+    assert main(["--files", ",".join(logs), "--transaction-log-decoder"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert 'key: {"type":"0","data":{"transactionalId":' in out
 
 
 def test_a_directory_is_not_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
