@@ -25,6 +25,11 @@ from storage_core.dump import DumpOptions, RecordDecoder, dump_files, render_jso
 from storage_core.dump.options import MAX_BYTES_DEFAULT, MAX_MESSAGE_SIZE_DEFAULT
 
 PROG = "logkeeper dump"
+_DECODER_FLAGS = (
+    ("--offsets-decoder", RecordDecoder.OFFSETS, "offset and group data of __consumer_offsets"),
+    ("--transaction-log-decoder", RecordDecoder.TRANSACTION_LOG, "transaction metadata of __transaction_state"),
+    ("--cluster-metadata-decoder", RecordDecoder.CLUSTER_METADATA, "KRaft cluster metadata records"),
+)
 
 
 class UsageError(Exception):
@@ -65,27 +70,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--skip-record-metadata", action="store_true", help="leave record metadata out")
     parser.add_argument("--json", action="store_true", help="one JSON object per line, same field names")
     decoders = parser.add_mutually_exclusive_group()
-    decoders.add_argument(
-        "--offsets-decoder",
-        dest="decoder",
-        action="store_const",
-        const=RecordDecoder.OFFSETS,
-        help="decode records as offset and group data of __consumer_offsets",
-    )
-    decoders.add_argument(
-        "--transaction-log-decoder",
-        dest="decoder",
-        action="store_const",
-        const=RecordDecoder.TRANSACTION_LOG,
-        help="decode records as transaction metadata of __transaction_state",
-    )
-    decoders.add_argument(
-        "--cluster-metadata-decoder",
-        dest="decoder",
-        action="store_const",
-        const=RecordDecoder.CLUSTER_METADATA,
-        help="decode records as KRaft cluster metadata records",
-    )
+    for flag, decoder, what in _DECODER_FLAGS:
+        decoders.add_argument(
+            flag, dest="decoder", action="store_const", const=decoder, help=f"decode records as {what}"
+        )
     parser.set_defaults(decoder=RecordDecoder.NONE)
     return parser.parse_args(argv)
 

@@ -33,7 +33,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from storage_core.errors import CorruptRecordError, UnsupportedMessageVersionError
-from storage_core.messages.schema import ArrayType, Field, FieldType, MessageSpec, StructSpec, StructValue
+from storage_core.messages.schema import (
+    ArrayType,
+    Encoding,
+    Field,
+    FieldType,
+    MessageSpec,
+    StructSpec,
+    StructValue,
+    WireKind,
+    wire_kind,
+)
 from storage_core.messages.wire import FIXED, INT16, INT32, Buffer, read_unsigned_varint
 from storage_core.partition_metadata import UUID_SIZE, encode_uuid
 
@@ -153,14 +163,18 @@ def _array_reader(name: str, element: Read, *, compact: bool, nullable: bool) ->
     return read
 
 
-def _struct_reader(spec: StructSpec, version: int, flexible: bool, *, nullable: bool, tagged: bool) -> Read:
+def _struct_reader(name: str, type_: FieldType, version: int, flexible: bool, enc: Encoding) -> Read:
+    spec = type_
+    if not isinstance(spec, StructSpec):
+        raise TypeError(f"{name}: {type_} is not a struct")
+
     def read_struct(buf: memoryview, pos: int) -> tuple[object, int]:
         return _read_struct(_plan(spec, version, flexible), buf, pos)
 
-    if not nullable:
+    if not enc.nullable:
         return read_struct
-    read_marker = read_unsigned_varint if tagged else _int_reader(FIXED["int8"])
-    null_below = 1 if tagged else 0  # a tag payload marks null with 0, an untagged field with -1
+    read_marker = read_unsigned_varint if enc.tagged else _int_reader(FIXED["int8"])
+    null_below = 1 if enc.tagged else 0  # a tag payload marks null with 0, an untagged field with -1
 
     def read_nullable(buf: memoryview, pos: int) -> tuple[object, int]:
         marker, pos = read_marker(buf, pos)
@@ -171,22 +185,25 @@ def _struct_reader(spec: StructSpec, version: int, flexible: bool, *, nullable: 
     return read_nullable
 
 
-def _reader(
-    name: str, type_: FieldType, version: int, flexible: bool, *, compact: bool, nullable: bool, tagged: bool
-) -> Read:
-    if isinstance(type_, StructSpec):
-        return _struct_reader(type_, version, flexible, nullable=nullable, tagged=tagged)
-    if isinstance(type_, ArrayType):
-        element = _reader(name, type_.element, version, flexible, compact=compact, nullable=False, tagged=False)
-        return _array_reader(name, element, compact=compact, nullable=nullable)
-    kind = type_.name
-    if kind == "string":
-        return _string_reader(name, compact=compact, nullable=nullable)
-    if kind in ("bytes", "records"):
-        return _bytes_reader(name, compact=compact, nullable=nullable)
-    if kind == "uuid":
-        return _read_uuid
-    return _fixed_reader(kind)
+def _element_reader(name: str, type_: FieldType, version: int, flexible: bool, enc: Encoding) -> Read:
+    if not isinstance(type_, ArrayType):
+        raise TypeError(f"{name}: {type_} is not an array")
+    element = _reader(name, type_.element, version, flexible, Encoding(enc.compact, nullable=False, tagged=False))
+    return _array_reader(name, element, compact=enc.compact, nullable=enc.nullable)
+
+
+_BUILDERS: dict[WireKind, Callable[[str, FieldType, int, bool, Encoding], Read]] = {
+    WireKind.STRUCT: _struct_reader,
+    WireKind.ARRAY: _element_reader,
+    WireKind.STRING: lambda name, _t, _v, _f, enc: _string_reader(name, compact=enc.compact, nullable=enc.nullable),
+    WireKind.BYTES: lambda name, _t, _v, _f, enc: _bytes_reader(name, compact=enc.compact, nullable=enc.nullable),
+    WireKind.UUID: lambda _n, _t, _v, _f, _e: _read_uuid,
+    WireKind.FIXED: lambda _n, type_, _v, _f, _e: _fixed_reader(str(type_)),
+}
+
+
+def _reader(name: str, type_: FieldType, version: int, flexible: bool, enc: Encoding) -> Read:
+    return _BUILDERS[wire_kind(type_)](name, type_, version, flexible, enc)
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,15 +222,7 @@ _PLANS: dict[tuple[StructSpec, int, bool], _Plan] = {}
 
 
 def _field_reader(f: Field, version: int, flexible: bool, *, tagged: bool) -> Read:
-    return _reader(
-        f.name,
-        f.type,
-        version,
-        flexible,
-        compact=flexible or tagged,
-        nullable=version in f.nullable_versions,
-        tagged=tagged,
-    )
+    return _reader(f.name, f.type, version, flexible, f.encoding(version, flexible=flexible, tagged=tagged))
 
 
 def _plan(spec: StructSpec, version: int, flexible: bool) -> _Plan:

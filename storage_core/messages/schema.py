@@ -25,11 +25,12 @@ tuples for arrays, nested `StructValue`s, and `None` for null. Unknown tagged fi
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from types import MappingProxyType
-from typing import Final
+from typing import Final, NamedTuple
 
 from storage_core.messages.versions import NONE, Versions
 
@@ -86,6 +87,48 @@ class ArrayType:
         return f"[]{self.element}"
 
 
+class WireKind(enum.Enum):
+    """How a type is laid out on the wire; the reader and the writer dispatch on it."""
+
+    STRUCT = "struct"
+    ARRAY = "array"
+    STRING = "string"
+    BYTES = "bytes"  # bytes and records
+    UUID = "uuid"
+    FIXED = "fixed"  # bool, int8 .. int64, uint16, uint32, float64
+
+
+_PRIMITIVE_KINDS = {
+    "string": WireKind.STRING,
+    "bytes": WireKind.BYTES,
+    "records": WireKind.BYTES,
+    "uuid": WireKind.UUID,
+}
+
+
+def wire_kind(type_: FieldType) -> WireKind:
+    """The layout family of `type_`."""
+    if isinstance(type_, StructSpec):
+        return WireKind.STRUCT
+    if isinstance(type_, ArrayType):
+        return WireKind.ARRAY
+    return _PRIMITIVE_KINDS.get(type_.name, WireKind.FIXED)
+
+
+class Encoding(NamedTuple):
+    """How one field is encoded in one version.
+
+    Attributes:
+        compact: lengths as unsigned varints (flexible versions, and every tagged payload).
+        nullable: the version allows null.
+        tagged: the field sits in the tag buffer (a nullable struct then marks null with an uvarint).
+    """
+
+    compact: bool
+    nullable: bool
+    tagged: bool
+
+
 class _TypeDefault:
     """The sentinel for "no declared default": the type's own default applies."""
 
@@ -134,6 +177,10 @@ class Field:
         if isinstance(self.type, ArrayType):
             return ()
         return self.type.new()
+
+    def encoding(self, version: int, *, flexible: bool, tagged: bool) -> Encoding:
+        """The field's encoding in `version` (`flexible`: the message's version is flexible)."""
+        return Encoding(compact=flexible or tagged, nullable=version in self.nullable_versions, tagged=tagged)
 
     @property
     def is_variable_length(self) -> bool:

@@ -23,8 +23,11 @@ from typing import Final
 
 from storage_core.errors import CorruptRecordError
 from storage_core.partition_metadata import UUID_SIZE
+from storage_core.records.varint import encode_unsigned_varint
 
 Buffer = bytes | bytearray | memoryview
+
+__all__ = ["FIXED", "FIXED_SIZES", "INT16", "INT32", "Buffer", "encode_unsigned_varint", "read_unsigned_varint"]
 
 UNSIGNED_VARINT_MAX_BYTES: Final = 5
 _UINT32_MASK = 0xFFFFFFFF
@@ -42,7 +45,6 @@ FIXED: Final = {  # Kafka type name -> its struct, for the fixed-size scalars
 FIXED_SIZES: Final = {name: s.size for name, s in FIXED.items()} | {"uuid": UUID_SIZE}
 INT16: Final = FIXED["int16"]
 INT32: Final = FIXED["int32"]
-_ONE_BYTE = tuple(bytes((n,)) for n in range(0x80))
 
 
 def read_unsigned_varint(buf: Buffer, pos: int) -> tuple[int, int]:
@@ -61,21 +63,3 @@ def read_unsigned_varint(buf: Buffer, pos: int) -> tuple[int, int]:
         if byte < 0x80:
             return value & _UINT32_MASK, pos + i + 1
     raise CorruptRecordError(f"unsigned varint longer than {UNSIGNED_VARINT_MAX_BYTES} bytes", position=pos)
-
-
-def encode_unsigned_varint(value: int) -> bytes:
-    """The unsigned varint of `value` (0 <= value < 2**32).
-
-    Raises:
-        ValueError: a value outside [0, 2**32).
-    """
-    if not 0 <= value <= _UINT32_MASK:
-        raise ValueError(f"{value} does not fit an unsigned varint")
-    if value < 0x80:
-        return _ONE_BYTE[value]
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)

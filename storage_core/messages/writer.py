@@ -19,7 +19,17 @@ import struct as struct_module
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from storage_core.messages.schema import ArrayType, Field, FieldType, MessageSpec, StructSpec, StructValue
+from storage_core.messages.schema import (
+    ArrayType,
+    Encoding,
+    Field,
+    FieldType,
+    MessageSpec,
+    StructSpec,
+    StructValue,
+    WireKind,
+    wire_kind,
+)
 from storage_core.messages.wire import FIXED, INT16, INT32, encode_unsigned_varint
 from storage_core.partition_metadata import decode_uuid
 
@@ -103,15 +113,19 @@ def _array_writer(name: str, element: Write, *, compact: bool, nullable: bool) -
     return _nullable(name, nullable, write_length, body)
 
 
-def _struct_writer(spec: StructSpec, version: int, flexible: bool, *, nullable: bool, tagged: bool) -> Write:
+def _struct_writer(name: str, type_: FieldType, version: int, flexible: bool, enc: Encoding) -> Write:
+    spec = type_
+    if not isinstance(spec, StructSpec):
+        raise TypeError(f"{name}: {type_} is not a struct")
+
     def write_struct(out: bytearray, value: object) -> None:
         if not isinstance(value, StructValue) or value.spec is not spec:
             raise ValueError(f"expected a {spec.name} value, got {value!r}")
         _write_struct(_plan(spec, version, flexible), out, value)
 
-    if not nullable:
+    if not enc.nullable:
         return write_struct
-    present, absent = (encode_unsigned_varint(1), encode_unsigned_varint(0)) if tagged else (b"\x01", b"\xff")
+    present, absent = (encode_unsigned_varint(1), encode_unsigned_varint(0)) if enc.tagged else (b"\x01", b"\xff")
 
     def write_nullable(out: bytearray, value: object) -> None:
         if value is None:
@@ -123,22 +137,25 @@ def _struct_writer(spec: StructSpec, version: int, flexible: bool, *, nullable: 
     return write_nullable
 
 
-def _writer(
-    name: str, type_: FieldType, version: int, flexible: bool, *, compact: bool, nullable: bool, tagged: bool
-) -> Write:
-    if isinstance(type_, StructSpec):
-        return _struct_writer(type_, version, flexible, nullable=nullable, tagged=tagged)
-    if isinstance(type_, ArrayType):
-        element = _writer(name, type_.element, version, flexible, compact=compact, nullable=False, tagged=False)
-        return _array_writer(name, element, compact=compact, nullable=nullable)
-    kind = type_.name
-    if kind == "string":
-        return _string_writer(name, compact=compact, nullable=nullable)
-    if kind in ("bytes", "records"):
-        return _bytes_writer(name, compact=compact, nullable=nullable)
-    if kind == "uuid":
-        return _write_uuid
-    return _fixed_writer(kind)
+def _element_writer(name: str, type_: FieldType, version: int, flexible: bool, enc: Encoding) -> Write:
+    if not isinstance(type_, ArrayType):
+        raise TypeError(f"{name}: {type_} is not an array")
+    element = _writer(name, type_.element, version, flexible, Encoding(enc.compact, nullable=False, tagged=False))
+    return _array_writer(name, element, compact=enc.compact, nullable=enc.nullable)
+
+
+_BUILDERS: dict[WireKind, Callable[[str, FieldType, int, bool, Encoding], Write]] = {
+    WireKind.STRUCT: _struct_writer,
+    WireKind.ARRAY: _element_writer,
+    WireKind.STRING: lambda name, _t, _v, _f, enc: _string_writer(name, compact=enc.compact, nullable=enc.nullable),
+    WireKind.BYTES: lambda name, _t, _v, _f, enc: _bytes_writer(name, compact=enc.compact, nullable=enc.nullable),
+    WireKind.UUID: lambda _n, _t, _v, _f, _e: _write_uuid,
+    WireKind.FIXED: lambda _n, type_, _v, _f, _e: _fixed_writer(str(type_)),
+}
+
+
+def _writer(name: str, type_: FieldType, version: int, flexible: bool, enc: Encoding) -> Write:
+    return _BUILDERS[wire_kind(type_)](name, type_, version, flexible, enc)
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,15 +172,7 @@ _PLANS: dict[tuple[StructSpec, int, bool], _Plan] = {}
 
 
 def _field_writer(f: Field, version: int, flexible: bool, *, tagged: bool) -> Write:
-    return _writer(
-        f.name,
-        f.type,
-        version,
-        flexible,
-        compact=flexible or tagged,
-        nullable=version in f.nullable_versions,
-        tagged=tagged,
-    )
+    return _writer(f.name, f.type, version, flexible, f.encoding(version, flexible=flexible, tagged=tagged))
 
 
 def _plan(spec: StructSpec, version: int, flexible: bool) -> _Plan:

@@ -40,6 +40,17 @@ def _encode_unsigned(z: int) -> bytes:
     return bytes(out)
 
 
+def encode_unsigned_varint(value: int) -> bytes:
+    """`ByteUtils.writeUnsignedVarint`: no zig-zag, for lengths and tags of protocol messages.
+
+    Raises:
+        ValueError: a value outside [0, 2**32).
+    """
+    if not 0 <= value <= _MASK32:
+        raise ValueError(f"{value} does not fit an unsigned varint")
+    return _encode_unsigned(value)
+
+
 def encode_varint(n: int) -> bytes:
     """Zig-zag encode a signed 32-bit integer.
 

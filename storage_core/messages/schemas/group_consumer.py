@@ -126,11 +126,7 @@ CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = message(
 CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY = group_key("ConsumerGroupTargetAssignmentMemberKey", 7, member=True)
 CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE = message(
     "ConsumerGroupTargetAssignmentMemberValue",
-    field(
-        "TopicPartitions",
-        array(struct("TopicPartition", field("TopicId", UUID, "0+"), field("Partitions", array(INT32), "0+"))),
-        "0+",
-    ),
+    field("TopicPartitions", array(TOPIC_PARTITIONS), "0+"),
     valid="0",
     flexible="0+",
 )

@@ -55,11 +55,7 @@ SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = message(
 SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY = group_key("ShareGroupTargetAssignmentMemberKey", 13, member=True)
 SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE = message(
     "ShareGroupTargetAssignmentMemberValue",
-    field(
-        "TopicPartitions",
-        array(struct("TopicPartition", field("TopicId", UUID, "0+"), field("Partitions", array(INT32), "0+"))),
-        "0+",
-    ),
+    field("TopicPartitions", array(TOPIC_PARTITIONS), "0+"),
     valid="0",
     flexible="0+",
 )

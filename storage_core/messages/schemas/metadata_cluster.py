@@ -38,6 +38,7 @@ from storage_core.messages.schema import (
     STRING,
     UINT16,
     UUID,
+    MessageSpec,
     array,
     field,
     message,
@@ -84,23 +85,16 @@ UNREGISTER_BROKER_RECORD = message(
     flexible="0+",
 )
 
-FENCE_BROKER_RECORD = message(
-    "FenceBrokerRecord",
-    field("Id", INT32, "0+"),
-    field("Epoch", INT64, "0+"),
-    api_key=7,
-    valid="0",
-    flexible="0+",
-)
 
-UNFENCE_BROKER_RECORD = message(
-    "UnfenceBrokerRecord",
-    field("Id", INT32, "0+"),
-    field("Epoch", INT64, "0+"),
-    api_key=8,
-    valid="0",
-    flexible="0+",
-)
+def _broker_epoch_record(name: str, api_key: int) -> MessageSpec:
+    """Fence/UnfenceBrokerRecord: a broker id and the epoch of the registration they apply to."""
+    return message(
+        name, field("Id", INT32, "0+"), field("Epoch", INT64, "0+"), api_key=api_key, valid="0", flexible="0+"
+    )
+
+
+FENCE_BROKER_RECORD = _broker_epoch_record("FenceBrokerRecord", 7)
+UNFENCE_BROKER_RECORD = _broker_epoch_record("UnfenceBrokerRecord", 8)
 
 FEATURE_LEVEL_RECORD = message(
     "FeatureLevelRecord",
@@ -161,19 +155,9 @@ ABORT_TRANSACTION_RECORD = message(
     flexible="0+",
 )
 
-CONTROLLER_ENDPOINT = struct(
-    "ControllerEndpoint",
-    field("Name", STRING, "0+"),
-    field("Host", STRING, "0+"),
-    field("Port", UINT16, "0+"),
-    field("SecurityProtocol", INT16, "0+"),
-)
-CONTROLLER_FEATURE = struct(
-    "ControllerFeature",
-    field("Name", STRING, "0+"),
-    field("MinSupportedVersion", INT16, "0+"),
-    field("MaxSupportedVersion", INT16, "0+"),
-)
+# RegisterControllerRecord's ControllerEndpoint and ControllerFeature have the broker's fields.
+CONTROLLER_ENDPOINT = BROKER_ENDPOINT
+CONTROLLER_FEATURE = BROKER_FEATURE
 
 REGISTER_CONTROLLER_RECORD = message(
     "RegisterControllerRecord",
