@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn, TypeVar
 
-from jobs._cluster import ClusterView, load_cluster_view
+from jobs._cluster import ClusterView, load_cluster_view, refuse_before_changes
 from jobs._errors import UsageError
 from storage_core.config import BrokerConfig, TopicOverrides, load_broker_config, load_topic_overrides
 from storage_core.errors import InvalidConfigError
@@ -184,17 +184,27 @@ def config_args(namespace: argparse.Namespace) -> ConfigArgs:
     return ConfigArgs(log_dirs, broker, topics, cluster)
 
 
-def common_args(namespace: argparse.Namespace) -> JobArgs:
+def common_args(namespace: argparse.Namespace, *, destructive: str | None = None) -> JobArgs:
     """Validate the common options of a parsed command line.
+
+    Args:
+        namespace: the parsed command line.
+        destructive: for a job that changes topics by their configs (retention, compact), what it
+            does to them ("compact"), for the message of :func:`jobs._cluster.refuse_before_changes`:
+            its topics' own configs must be known, unless `--assume-broker-defaults`.
 
     Raises:
         UsageError: a missing or invalid file, a bad config key or value, no or missing log dirs,
-            a negative `--now-ms`, a metadata log that cannot be read; the message is one
-            operator-readable line.
+            a negative `--now-ms`, a metadata log that cannot be read, topics whose configs a
+            destructive job would have to guess; the message is one operator-readable line.
     """
     if namespace.now_ms is not None and namespace.now_ms < 0:
         raise UsageError(f"--now-ms must be milliseconds since the epoch (got {namespace.now_ms})")
     configs = config_args(namespace)
+    if destructive is not None:
+        refuse_before_changes(
+            configs.log_dirs, configs.cluster, assume_broker_defaults=namespace.assume_broker_defaults, job=destructive
+        )
     return JobArgs(
         log_dirs=configs.log_dirs,
         broker=configs.broker,

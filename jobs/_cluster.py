@@ -248,8 +248,9 @@ def select_configured(
 def refuse_before_changes(
     log_dirs: Sequence[Path], view: ClusterView, *, assume_broker_defaults: bool, job: str
 ) -> None:
-    """The refusal of :func:`select_configured`, checked up front (read-only, no lock): `maintain`
-    calls it for its destructive steps before its first step changes anything.
+    """The refusal of :func:`select_configured`, checked when the arguments are validated (read-only,
+    before any lock is taken), so a refused job, or a `maintain` whose destructive steps would
+    refuse, exits 2 with the log dirs exactly as they were.
 
     Raises:
         UsageError: see :func:`select_configured`.

@@ -96,7 +96,8 @@ def parse_args(argv: list[str]) -> CompactArgs:
     namespace = parser.parse_args(argv)
     if namespace.dedupe_buffer_bytes is not None and namespace.dedupe_buffer_bytes < 24:
         raise UsageError("--dedupe-buffer-bytes must hold at least one 24-byte entry")
-    return CompactArgs(common_args(namespace), namespace.dedupe_buffer_bytes, namespace.high_watermark_source)
+    common = common_args(namespace, destructive="compact")
+    return CompactArgs(common, namespace.dedupe_buffer_bytes, namespace.high_watermark_source)
 
 
 def compact_one(task: CompactTask) -> CompactRow:

@@ -5,9 +5,9 @@ destructive steps after it (retention, compact) refuse that dir and leave it as 
 appends to the maintenance log under the same run id; the exit code is the worst of the steps.
 Common options go to every step; a step's own options (`--deep-verify`, `--handle-strays`,
 `--high-watermark-source`, `--file-delete-delay-ms`, `--dedupe-buffer-bytes`) only to the steps
-that take them. Every step's arguments are validated, and the destructive steps' refusal to guess a
-topic's config (:func:`jobs._cluster.refuse_before_changes`) checked, before the first step runs:
-a refused run exits 2 with nothing changed.
+that take them. Every step's arguments are validated, including the destructive steps' refusal to guess a
+topic's config (:func:`jobs._cluster.refuse_before_changes`), before the first step runs: a
+refused run exits 2 with nothing changed.
 """
 
 from __future__ import annotations
@@ -17,13 +17,11 @@ import sys
 
 from jobs import compact, recover, retention, stats
 from jobs._audit import write_maintenance_log
-from jobs._cluster import refuse_before_changes
 from jobs._common import EXIT_REFUSED, EXIT_USAGE, UsageError, new_run_id, write_result_json
 from jobs._results import settings_lines
 from storage_core.errors import LogDirLockedError
 
 STEPS = (("recover", recover), ("retention", retention), ("compact", compact), ("stats", stats))
-DESTRUCTIVE = frozenset({"retention", "compact"})  # they change topics by their configs: never guess them
 # step-specific option -> (takes a value, steps that accept it)
 STEP_OPTIONS = {
     "--deep-verify": (False, {"recover"}),
@@ -58,12 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     parsed = []
     for name, module in STEPS:
         try:
-            args = module.parse_args(argv_for(name, argv))
-            if name in DESTRUCTIVE:
-                common = args.common
-                refuse_before_changes(
-                    common.log_dirs, common.cluster, assume_broker_defaults=common.assume_broker_defaults, job=name
-                )
+            args = module.parse_args(argv_for(name, argv))  # retention's and compact's refuse to guess configs
         except UsageError as exc:
             print(f"logkeeper maintain ({name}): {exc}", file=sys.stderr)
             return EXIT_USAGE

@@ -78,7 +78,8 @@ def parse_args(argv: list[str]) -> RetentionArgs:
     namespace = parser.parse_args(argv)
     if namespace.file_delete_delay_ms < 0:
         raise UsageError("--file-delete-delay-ms must be >= 0")
-    return RetentionArgs(common_args(namespace), namespace.high_watermark_source, namespace.file_delete_delay_ms)
+    common = common_args(namespace, destructive="apply retention to")
+    return RetentionArgs(common, namespace.high_watermark_source, namespace.file_delete_delay_ms)
 
 
 def retain_partition(task: RetentionTask) -> PartitionRow:
