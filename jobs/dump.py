@@ -3,6 +3,11 @@
     logkeeper dump --files F[,F...] [--print-data-log] [--deep-iteration] [--verify-index-only]
                    [--index-sanity-check] [--max-message-size N] [--max-bytes N]
                    [--skip-record-metadata] [--json]
+                   [--offsets-decoder | --transaction-log-decoder | --cluster-metadata-decoder]
+
+A decoder prints record keys and payloads decoded (and implies --print-data-log): group
+coordinator records of `__consumer_offsets`, transaction records of `__transaction_state`, or KRaft
+metadata records of `__cluster_metadata` segments and `.checkpoint` snapshots, as JSON.
 
 Exit 0 after dumping every file; exit 2 with a one-line error for bad flags or a missing or
 unreadable file (checked before anything is printed).
@@ -16,7 +21,7 @@ import os
 import sys
 from pathlib import Path
 
-from storage_core.dump import DumpOptions, dump_files, render_json, render_text
+from storage_core.dump import DumpOptions, RecordDecoder, dump_files, render_json, render_text
 from storage_core.dump.options import MAX_BYTES_DEFAULT, MAX_MESSAGE_SIZE_DEFAULT
 
 PROG = "logkeeper dump"
@@ -59,6 +64,29 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--max-bytes", type=_size, default=MAX_BYTES_DEFAULT, help="read at most this much of a .log")
     parser.add_argument("--skip-record-metadata", action="store_true", help="leave record metadata out")
     parser.add_argument("--json", action="store_true", help="one JSON object per line, same field names")
+    decoders = parser.add_mutually_exclusive_group()
+    decoders.add_argument(
+        "--offsets-decoder",
+        dest="decoder",
+        action="store_const",
+        const=RecordDecoder.OFFSETS,
+        help="decode records as offset and group data of __consumer_offsets",
+    )
+    decoders.add_argument(
+        "--transaction-log-decoder",
+        dest="decoder",
+        action="store_const",
+        const=RecordDecoder.TRANSACTION_LOG,
+        help="decode records as transaction metadata of __transaction_state",
+    )
+    decoders.add_argument(
+        "--cluster-metadata-decoder",
+        dest="decoder",
+        action="store_const",
+        const=RecordDecoder.CLUSTER_METADATA,
+        help="decode records as KRaft cluster metadata records",
+    )
+    parser.set_defaults(decoder=RecordDecoder.NONE)
     return parser.parse_args(argv)
 
 
@@ -93,6 +121,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     options = DumpOptions(
         print_data_log=args.print_data_log,
+        decoder=args.decoder,
         deep_iteration=args.deep_iteration,
         verify_index_only=args.verify_index_only,
         index_sanity_check=args.index_sanity_check,

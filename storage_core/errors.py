@@ -14,6 +14,9 @@ StorageError
 ├── InvalidOffsetError              an index append that is not strictly increasing
 ├── LogDirLockedError (path)        a live process (a broker) holds the log dir's .lock
 ├── UnsupportedFormatError          an unknown magic, codec, or file version
+│   ├── UnknownMessageTypeError (family, type_id)        a record type no declaration covers
+│   └── UnsupportedMessageVersionError (message, version) a version a declaration does not cover
+├── MetadataLogError (path)         a KRaft metadata log that cannot be replayed into an image
 ├── InvalidConfigError (key, value) a configuration key is unknown or its value is invalid
 └── InvalidNameError (name)         a file or directory name Kafka would not accept
 ```
@@ -135,3 +138,58 @@ class InvalidNameError(StorageError):
     def __init__(self, message: str, *, name: str) -> None:
         super().__init__(f"{message}: {name!r}")
         self.name = name
+
+
+class UnknownMessageTypeError(UnsupportedFormatError):
+    """A versioned message whose record type (a metadata record's api key, a coordinator record's
+    key version) has no declaration here.
+
+    Attributes:
+        family: what kind of record (`metadata record`, `group coordinator record`, ...).
+        type_id: the unknown type.
+        version: the record's version, when the frame carries one.
+    """
+
+    def __init__(self, *, family: str, type_id: int, version: int | None = None) -> None:
+        at = "" if version is None else f" (version {version})"
+        super().__init__(
+            f"unknown {family} type {type_id}{at}: written by a newer Kafka than this logkeeper knows; "
+            "upgrade logkeeper to read it"
+        )
+        self.family = family
+        self.type_id = type_id
+        self.version = version
+
+
+class UnsupportedMessageVersionError(UnsupportedFormatError):
+    """A known message in a version its declaration does not cover.
+
+    Attributes:
+        message: the message name (`PartitionRecord`, `OffsetCommitValue`, ...).
+        version: the version read.
+        type_id: the record type (api key), when it has one.
+    """
+
+    def __init__(self, *, message: str, version: int, type_id: int | None = None) -> None:
+        key = "" if type_id is None else f" (type {type_id})"
+        super().__init__(
+            f"{message}{key} version {version} is not supported: written by a newer Kafka than this "
+            "logkeeper knows; upgrade logkeeper to read it"
+        )
+        self.message = message
+        self.version = version
+        self.type_id = type_id
+
+
+class MetadataLogError(StorageError):
+    """A KRaft metadata log (`__cluster_metadata-0`) that cannot be replayed into a metadata image:
+    no usable snapshot and no log from offset 0, a gap between the snapshot and the log, or a
+    record that contradicts the image (a partition of an unknown topic, ...).
+
+    Attributes:
+        path: the metadata log dir or the file at fault.
+    """
+
+    def __init__(self, message: str, *, path: Path | str) -> None:
+        super().__init__(f"{message} ({path})")
+        self.path = Path(path)

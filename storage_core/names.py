@@ -115,6 +115,11 @@ _SEGMENT_NAME = re.compile(
 _KRAFT_SNAPSHOT_NAME = re.compile(rf"(\d{{{OFFSET_DIGITS}}})-(\d{{10}})\{KRAFT_SNAPSHOT_SUFFIX}")
 
 
+def kraft_snapshot_file(dir_path: Path, end_offset: int, epoch: int) -> Path:
+    """`<dir>/<20-digit end offset>-<10-digit epoch>.checkpoint` (`Snapshots.filenameFromSnapshotId`)."""
+    return dir_path / f"{filename_prefix(end_offset)}-{epoch:010d}{KRAFT_SNAPSHOT_SUFFIX}"
+
+
 def parse_kraft_snapshot_name(name: str) -> tuple[int, int] | None:
     """(end offset, epoch) of a `<end offset>-<epoch>.checkpoint` name, or None for another name."""
     match = _KRAFT_SNAPSHOT_NAME.fullmatch(name)

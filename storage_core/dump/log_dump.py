@@ -13,7 +13,7 @@ offset: L position: P <TsType>: T size: S magic: M compresscodec: CODEC crc: CRC
 | offset: O <TsType>: T keySize: K valueSize: V sequence: S headerKeys: [h]   (deep iteration, v2)
 | offset: O <TsType>: T keySize: K valueSize: V isValid: V crc: CRC}          (deep iteration, v0/v1)
     ... endTxnMarker: COMMIT coordinatorEpoch: N | SnapshotHeader {json} | LeaderChange: {json} ...
-    ... key: K payload: V                                                     (--print-data-log)
+    ... key: K payload: V          (--print-data-log; decoded by a decoder flag: storage_core.dump.decoders)
 Found N invalid bytes at the end of <file name>   (bytes after the last whole batch; not with --max-bytes)
 ```
 
@@ -21,6 +21,10 @@ Found N invalid bytes at the end of <file name>   (bytes after the last whole ba
 torn tail; a size below 14 or an unknown magic is corrupt: Kafka throws there, we print the error on
 stderr, then the invalid-bytes line, and go on with the next file. A batch whose records do not
 decode is reported the same way and the dump goes on with the next batch.
+
+KRaft control values are read as version 0 and printed with the version their own `Version`
+field names (`ControlRecordUtils`, the `*JsonConverter.write(value, value.version())` calls), from
+the declarations in :mod:`storage_core.messages.schemas.raft_control`.
 """
 
 from __future__ import annotations
@@ -29,29 +33,25 @@ from collections.abc import Generator, Iterator
 from pathlib import Path
 
 from storage_core import names
+from storage_core.dump.decoders import parse_record
 from storage_core.dump.diagnostics import Diagnostics
-from storage_core.dump.kraft_control import (
-    decode_kraft_version,
-    decode_leader_change,
-    decode_snapshot_footer,
-    decode_snapshot_header,
-    decode_voters,
-)
 from storage_core.dump.options import MAX_BYTES_DEFAULT, DumpOptions
 from storage_core.dump.render import DumpLine, Field, JsonText, LegacyCrc, OptionalLong
 from storage_core.errors import CorruptDataError, InvalidNameError, UnsupportedFormatError
 from storage_core.fs import FileSystem
+from storage_core.messages import read_message, to_json
+from storage_core.messages.schemas.raft_control import BY_CONTROL_TYPE, CONTROL_RECORD_VERSION
 from storage_core.records.control import ControlRecordType, EndTxnMarker, control_type_name, parse_control_key
 from storage_core.records.file_records import Batch, iterate_batches
 from storage_core.records.record import Record
 
-# Control types whose value Kafka prints as JSON: (label, separator, decoder).
-_KRAFT_CONTROL = {
-    ControlRecordType.LEADER_CHANGE: ("LeaderChange", ": ", decode_leader_change),
-    ControlRecordType.SNAPSHOT_HEADER: ("SnapshotHeader", " ", decode_snapshot_header),
-    ControlRecordType.SNAPSHOT_FOOTER: ("SnapshotFooter", " ", decode_snapshot_footer),
-    ControlRecordType.KRAFT_VERSION: ("KRaftVersion", " ", decode_kraft_version),
-    ControlRecordType.KRAFT_VOTERS: ("KRaftVoters", " ", decode_voters),
+# KRaft control types whose value Kafka prints as JSON (`printControlRecord`): (label, separator).
+_KRAFT_CONTROL_LABELS = {
+    ControlRecordType.LEADER_CHANGE: ("LeaderChange", ": "),
+    ControlRecordType.SNAPSHOT_HEADER: ("SnapshotHeader", " "),
+    ControlRecordType.SNAPSHOT_FOOTER: ("SnapshotFooter", " "),
+    ControlRecordType.KRAFT_VERSION: ("KRaftVersion", " "),
+    ControlRecordType.KRAFT_VOTERS: ("KRaftVoters", " "),
 }
 
 
@@ -94,9 +94,14 @@ def _control_fields(record: Record) -> tuple[Field, ...]:
     if code in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
         marker = EndTxnMarker.decode(value)
         return (Field("endTxnMarker", control_type_name(code)), Field("coordinatorEpoch", marker.coordinator_epoch))
-    if code in _KRAFT_CONTROL:
-        label, separator, decode = _KRAFT_CONTROL[ControlRecordType(code)]
-        return (Field(label, JsonText(decode(value)), separator),)
+    if code in _KRAFT_CONTROL_LABELS:
+        control_type = ControlRecordType(code)
+        label, separator = _KRAFT_CONTROL_LABELS[control_type]
+        # ControlRecordUtils reads version 0; the JsonConverter writes the version the value names.
+        spec = BY_CONTROL_TYPE[control_type]
+        message, _ = read_message(spec, value, CONTROL_RECORD_VERSION)
+        version = int(message["Version"])  # type: ignore[call-overload]
+        return (Field(label, JsonText(to_json(spec, message, version)), separator),)
     return (Field("controlType", f"{control_type_name(code)}({code})"),)
 
 
@@ -123,10 +128,11 @@ def record_line(batch: Batch, record: Record, *, options: DumpOptions) -> DumpLi
             fields += [Field("isValid", batch.is_valid()), Field("crc", LegacyCrc(record.crc or 0))]
         if batch.is_control:
             fields += _control_fields(record)
-    elif record.key is None:
-        prefix = " "  # Scala prints ` payload:` with a plain space whatever came before it
-    if options.print_data_log and not batch.is_control:
-        fields += [Field("key", record.key), Field("payload", record.value)]
+    if options.prints_data and not batch.is_control:
+        key, payload = parse_record(options.decoder, record)
+        if options.skip_record_metadata and key is None:
+            prefix = " "  # Scala prints ` payload:` with a plain space whatever came before it
+        fields += [Field("key", key), Field("payload", payload)]
     return DumpLine("record", tuple(fields), prefix=prefix)
 
 

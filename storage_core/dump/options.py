@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from storage_core.dump.decoders import RecordDecoder
+
 MAX_BYTES_DEFAULT = 2**31 - 1  # Integer.MAX_VALUE: "read the whole .log"
 MAX_MESSAGE_SIZE_DEFAULT = 5 * 1024 * 1024
 
@@ -14,6 +16,8 @@ class DumpOptions:
 
     Attributes:
         print_data_log: print record keys and payloads (implies deep iteration).
+        decoder: how keys and payloads print (`--offsets-decoder`, ...); any decoder implies
+            print_data_log, as in Kafka.
         deep_iteration: print every record, not only batch headers.
         verify_index_only: `.index`/`.timeindex`: verify against the `.log`, print only the errors.
         index_sanity_check: `.index`/`.timeindex`: run the broker's startup sanity check only.
@@ -24,6 +28,7 @@ class DumpOptions:
     """
 
     print_data_log: bool = False
+    decoder: RecordDecoder = RecordDecoder.NONE
     deep_iteration: bool = False
     verify_index_only: bool = False
     index_sanity_check: bool = False
@@ -32,9 +37,14 @@ class DumpOptions:
     max_bytes: int = MAX_BYTES_DEFAULT
 
     @property
+    def prints_data(self) -> bool:
+        """`--print-data-log`, or implied by a decoder (`shouldPrintDataLog`)."""
+        return self.print_data_log or self.decoder is not RecordDecoder.NONE
+
+    @property
     def is_deep_iteration(self) -> bool:
-        """`--deep-iteration`, or implied by `--print-data-log`."""
-        return self.deep_iteration or self.print_data_log
+        """`--deep-iteration`, or implied by printing data."""
+        return self.deep_iteration or self.prints_data
 
     def __post_init__(self) -> None:
         if self.max_message_size < 0 or self.max_bytes < 0:

@@ -16,7 +16,7 @@ How values print (text / JSON):
 | list[str]             | `[a,b]`                                  | array of strings           |
 | OptionalLong          | `OptionalLong.empty` / `OptionalLong[n]` | null / n                   |
 | LegacyCrc             | `n}` (the tool's stray brace)            | n                          |
-| JsonText              | compact JSON (Jackson's `toString`)      | the nested object          |
+| JsonText              | Jackson's `toString` (messages.json_form) | the nested object          |
 | None                  | the field is left out, as Kafka does     | null                       |
 """
 
@@ -26,6 +26,8 @@ import base64
 import json
 from dataclasses import dataclass
 from typing import NamedTuple
+
+from storage_core.messages import jackson_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +58,7 @@ class JsonText:
     data: object
 
     def __str__(self) -> str:
-        return json.dumps(self.data, separators=(",", ":"), ensure_ascii=False)
+        return jackson_text(self.data)
 
 
 Value = int | str | bool | bytes | list[str] | OptionalLong | LegacyCrc | JsonText | None

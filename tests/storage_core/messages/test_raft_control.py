@@ -1,4 +1,5 @@
-"""KRaft control record values decoded to the JSON of Kafka's generated JsonConverters."""
+"""KRaft control record values, read by the message codec and printed as Kafka's generated
+JsonConverters print them (formerly storage_core.dump.kraft_control, now declarations)."""
 
 from __future__ import annotations
 
@@ -10,14 +11,33 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from storage_core.dump.kraft_control import (
-    decode_kraft_version,
-    decode_leader_change,
-    decode_snapshot_footer,
-    decode_snapshot_header,
-    decode_voters,
-)
 from storage_core.errors import CorruptRecordError
+from storage_core.messages import MessageSpec, read_message, to_json
+from storage_core.messages.schemas.raft_control import (
+    CONTROL_RECORD_VERSION,
+    KRAFT_VERSION_RECORD,
+    LEADER_CHANGE_MESSAGE,
+    SNAPSHOT_FOOTER_RECORD,
+    SNAPSHOT_HEADER_RECORD,
+    VOTERS_RECORD,
+)
+
+
+def _decoder(spec: MessageSpec) -> Callable[[bytes], object]:
+    """Read as Kafka's ControlRecordUtils does (version 0), print with the value's own version."""
+
+    def decode(value: bytes) -> object:
+        message, _ = read_message(spec, value, CONTROL_RECORD_VERSION)
+        return to_json(spec, message, int(message["Version"]))  # type: ignore[call-overload]
+
+    return decode
+
+
+decode_leader_change = _decoder(LEADER_CHANGE_MESSAGE)
+decode_snapshot_header = _decoder(SNAPSHOT_HEADER_RECORD)
+decode_snapshot_footer = _decoder(SNAPSHOT_FOOTER_RECORD)
+decode_kraft_version = _decoder(KRAFT_VERSION_RECORD)
+decode_voters = _decoder(VOTERS_RECORD)
 
 # Values of real control records (ArthurArutunyan04 and ronem123 __cluster_metadata-0).
 LEADER_CHANGE = bytes.fromhex("00000000000102000000010002000000010000")

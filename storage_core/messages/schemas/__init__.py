@@ -1,0 +1,1 @@
+"""Our declarations of Kafka's versioned messages, one module per family of records."""
