@@ -17,7 +17,7 @@ KeyedValue = tuple[int, bytes | None]
 _COMMIT = 1  # ControlRecordType: ABORT = 0, COMMIT = 1
 
 
-def _records(dir_path: Path) -> list[tuple[int, int, bool, bool, bytes | None, bytes | None]]:
+def records(dir_path: Path) -> list[tuple[int, int, bool, bool, bytes | None, bytes | None]]:
     """(offset, producer id, transactional, control, key, value) of every record, in offset order."""
     out = []
     for log in sorted(Path(dir_path).glob("*.log")):
@@ -35,7 +35,7 @@ def latest_values(dir_path: Path) -> dict[bytes, KeyedValue]:
     """Each key's last committed (offset, value) in a partition dir."""
     latest: dict[bytes, KeyedValue] = {}
     pending: dict[int, list[tuple[bytes, KeyedValue]]] = {}
-    for offset, producer_id, transactional, control, key, value in _records(dir_path):
+    for offset, producer_id, transactional, control, key, value in records(dir_path):
         if control:
             ended = pending.pop(producer_id, [])
             if key is not None and struct.unpack(">hh", key[:4])[1] == _COMMIT:
@@ -51,7 +51,7 @@ def latest_values(dir_path: Path) -> dict[bytes, KeyedValue]:
 
 def assert_latest_values_kept(before: dict[bytes, KeyedValue], dir_path: Path) -> None:
     """Every key's latest value of `before` is still in `dir_path` at its offset (tombstones may go)."""
-    after = {offset: (key, value) for offset, _, _, control, key, value in _records(dir_path) if not control}
+    after = {offset: (key, value) for offset, _, _, control, key, value in records(dir_path) if not control}
     lost = [
         (key, offset)
         for key, (offset, value) in before.items()
