@@ -5,6 +5,9 @@
 * `LOGKEEPER_LOG_DIRS`: comma-separated Kafka log dirs to maintain.
 * `LOGKEEPER_WAREHOUSE`: the Delta warehouse (default: `$LOGKEEPER_HOME/warehouse`).
 * `LOGKEEPER_SPARK_MASTER`: the Spark master (default: spark-submit's, from conf/spark-defaults.conf).
+* `LOGKEEPER_TOPIC_CONFIG`: a topic-config file given to every job (`--topic-config`): needed for
+  ZooKeeper-mode clusters, whose topic configs no log dir holds (e.g. the output of
+  `kafka-configs.sh --describe --all --entity-type topics`); KRaft clusters need none.
 
 Only the standard library is imported here, so DAG files stay cheap to parse.
 """
@@ -29,5 +32,7 @@ def submit(job: str, *args: str) -> str:
     warehouse = os.environ.get("LOGKEEPER_WAREHOUSE", str(home() / "warehouse"))
     master = os.environ.get("LOGKEEPER_SPARK_MASTER")
     spark = ["--master", master] if master else []
-    command = [str(home() / "spark-submit.sh"), *spark, job, "--warehouse", warehouse, *args]
+    topic_config = os.environ.get("LOGKEEPER_TOPIC_CONFIG")
+    topics = ["--topic-config", topic_config] if topic_config else []
+    command = [str(home() / "spark-submit.sh"), *spark, job, "--warehouse", warehouse, *topics, *args]
     return " ".join(shlex.quote(part) for part in command)

@@ -1,11 +1,17 @@
 """The options every logkeeper job takes, validated before anything is touched (a bad one exits 2).
 
     logkeeper <job> --log-dirs D[,D] [--server-properties F] [--topic-config F] [--warehouse W]
-                    [--master M] [--now-ms T] [--dry-run] [--result-json F]   (+ the job's own flags)
+                    [--master M] [--now-ms T] [--dry-run] [--result-json F]
+                    [--metadata-log-dir D | --no-metadata-log] [--assume-broker-defaults]
+                    (+ the job's own flags)
 
 `--server-properties` is a broker's own server.properties (Kafka's names: `log.retention.hours`,
 `log.cleanup.policy`, ...); without `--log-dirs` its `log.dirs` are maintained. `--topic-config`
-is a TOML file of `[topics."name"]` tables with topic-level keys (storage_core.config).
+is a TOML file of `[topics."name"]` tables with topic-level keys, or the text `kafka-configs.sh
+--describe [--all] --entity-type topics` prints (storage_core.config). The cluster's own configs
+come from its KRaft metadata log, found in the log dirs unless `--no-metadata-log`
+(:mod:`jobs._cluster`); `--assume-broker-defaults` lets destructive jobs apply the broker's defaults
+to topics whose own configs are unknown (dangerous).
 """
 
 from __future__ import annotations
@@ -18,14 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn, TypeVar
 
+from jobs._cluster import ClusterView, load_cluster_view, refuse_before_changes
+from jobs._errors import UsageError
 from storage_core.config import BrokerConfig, TopicOverrides, load_broker_config, load_topic_overrides
 from storage_core.errors import InvalidConfigError
 
 C = TypeVar("C")
-
-
-class UsageError(Exception):
-    """Bad arguments or configuration: one line on stderr, exit 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -41,9 +45,13 @@ def job_parser(job: str, description: str) -> argparse.ArgumentParser:
         description: one line for `--help`.
     """
     parser = _Parser(prog=f"logkeeper {job}", description=description)
-    parser.add_argument("--log-dirs", help="comma-separated Kafka log dirs (default: log.dirs of --server-properties)")
-    parser.add_argument("--server-properties", type=Path, help="a broker's server.properties (defaults, log.dirs)")
-    parser.add_argument("--topic-config", type=Path, help='TOML per-topic overrides: [topics."name"] tables')
+    add_config_options(parser)
+    parser.add_argument(
+        "--assume-broker-defaults",
+        action="store_true",
+        help="DANGEROUS: apply the broker's defaults to topics whose own configs are unknown (no metadata log "
+        "and not in --topic-config); a compacted topic is then treated as cleanup.policy=delete and loses data",
+    )
     parser.add_argument("--warehouse", type=Path, default=Path("warehouse"), help="Delta warehouse directory")
     parser.add_argument(
         "--master",
@@ -54,6 +62,37 @@ def job_parser(job: str, description: str) -> argparse.ArgumentParser:
     parser.add_argument("--dry-run", action="store_true", help="report what would change, change nothing")
     parser.add_argument("--result-json", type=Path, help="write the per-partition results as JSON here")
     return parser
+
+
+def config_parser(job: str, description: str) -> argparse.ArgumentParser:
+    """An argument parser with only the options that decide topic configs (jobs without Spark)."""
+    parser = _Parser(prog=f"logkeeper {job}", description=description)
+    add_config_options(parser)
+    return parser
+
+
+def add_config_options(parser: argparse.ArgumentParser) -> None:
+    """The log dirs and every source of topic configs."""
+    parser.add_argument("--log-dirs", help="comma-separated Kafka log dirs (default: log.dirs of --server-properties)")
+    parser.add_argument("--server-properties", type=Path, help="a broker's server.properties (defaults, log.dirs)")
+    parser.add_argument(
+        "--topic-config",
+        type=Path,
+        help='per-topic configs over the cluster\'s: TOML [topics."name"] tables, or the output of '
+        "kafka-configs.sh --describe --all --entity-type topics",
+    )
+    metadata = parser.add_mutually_exclusive_group()
+    metadata.add_argument(
+        "--metadata-log-dir",
+        type=Path,
+        help="the dir holding the KRaft metadata log __cluster_metadata-0 (default: metadata.log.dir of "
+        "--server-properties, else found among --log-dirs)",
+    )
+    metadata.add_argument(
+        "--no-metadata-log",
+        action="store_true",
+        help="do not read the cluster's configs from its KRaft metadata log (topic configs only from --topic-config)",
+    )
 
 
 HIGH_WATERMARK_SOURCES = ("checkpoint", "log-end")
@@ -76,11 +115,13 @@ class JobArgs:
     log_dirs: tuple[Path, ...]
     broker: BrokerConfig
     topics: TopicOverrides
+    cluster: ClusterView  # the topic configs (layered) and topology, read when the arguments were validated
     warehouse: Path
     master: str | None
     now_ms: int
     dry_run: bool
     result_json: Path | None
+    assume_broker_defaults: bool = False
 
 
 def _load_config(option: str, path: Path | None, load: Callable[[Path | None], C]) -> C:
@@ -113,24 +154,66 @@ def _log_dirs(option: str | None, broker: BrokerConfig, server_properties: Path 
     return tuple(log_dirs)
 
 
-def common_args(namespace: argparse.Namespace) -> JobArgs:
+@dataclass(frozen=True, slots=True)
+class ConfigArgs:
+    """The validated log dirs and topic-config sources (:func:`add_config_options`)."""
+
+    log_dirs: tuple[Path, ...]
+    broker: BrokerConfig
+    topics: TopicOverrides
+    cluster: ClusterView
+
+
+def config_args(namespace: argparse.Namespace) -> ConfigArgs:
+    """Validate the options of :func:`add_config_options` and read the cluster's metadata log.
+
+    Raises:
+        UsageError: a missing or invalid file, a bad config key or value, no or missing log dirs, a
+            metadata log that cannot be read or holds an invalid config.
+    """
+    broker = _load_config("--server-properties", namespace.server_properties, load_broker_config)
+    topics = _load_config("--topic-config", namespace.topic_config, load_topic_overrides)
+    log_dirs = _log_dirs(namespace.log_dirs, broker, namespace.server_properties)
+    cluster = load_cluster_view(
+        log_dirs,
+        broker,
+        topics,
+        metadata_log_dir=namespace.metadata_log_dir,
+        use_metadata_log=not namespace.no_metadata_log,
+    )
+    return ConfigArgs(log_dirs, broker, topics, cluster)
+
+
+def common_args(namespace: argparse.Namespace, *, destructive: str | None = None) -> JobArgs:
     """Validate the common options of a parsed command line.
+
+    Args:
+        namespace: the parsed command line.
+        destructive: for a job that changes topics by their configs (retention, compact), what it
+            does to them ("compact"), for the message of :func:`jobs._cluster.refuse_before_changes`:
+            its topics' own configs must be known, unless `--assume-broker-defaults`.
 
     Raises:
         UsageError: a missing or invalid file, a bad config key or value, no or missing log dirs,
-            a negative `--now-ms`; the message is one operator-readable line.
+            a negative `--now-ms`, a metadata log that cannot be read, topics whose configs a
+            destructive job would have to guess; the message is one operator-readable line.
     """
     if namespace.now_ms is not None and namespace.now_ms < 0:
         raise UsageError(f"--now-ms must be milliseconds since the epoch (got {namespace.now_ms})")
-    broker = _load_config("--server-properties", namespace.server_properties, load_broker_config)
-    topics = _load_config("--topic-config", namespace.topic_config, load_topic_overrides)
+    configs = config_args(namespace)
+    if destructive is not None:
+        refuse_before_changes(
+            configs.log_dirs, configs.cluster, assume_broker_defaults=namespace.assume_broker_defaults, job=destructive
+        )
     return JobArgs(
-        log_dirs=_log_dirs(namespace.log_dirs, broker, namespace.server_properties),
-        broker=broker,
-        topics=topics,
+        log_dirs=configs.log_dirs,
+        broker=configs.broker,
+        topics=configs.topics,
+        cluster=configs.cluster,
         warehouse=namespace.warehouse,
         master=namespace.master,
         now_ms=namespace.now_ms if namespace.now_ms is not None else int(time.time() * 1000),
         dry_run=namespace.dry_run,
         result_json=namespace.result_json,
+        assume_broker_defaults=namespace.assume_broker_defaults,
     )

@@ -24,13 +24,14 @@ def table_exists(path: Path) -> bool:
 
 def write_run(path: Path, table: pa.Table, *, key: dict[str, str]) -> None:
     """Append a run's rows; rows already written under the same key (run id, and job for the
-    maintenance log) are replaced, not duplicated."""
+    maintenance log) are replaced, not duplicated. A table written before a column was added
+    (segment_stats' `topic_id`, `is_replica_of_this_broker`) gains it; its older rows read null."""
     from deltalake import write_deltalake
 
     path.mkdir(parents=True, exist_ok=True)
     if table_exists(path):
         predicate = " AND ".join(f"{column} = '{value.replace(chr(39), chr(39) * 2)}'" for column, value in key.items())
-        write_deltalake(str(path), table, mode="overwrite", predicate=predicate)
+        write_deltalake(str(path), table, mode="overwrite", predicate=predicate, schema_mode="merge")
     else:
         write_deltalake(str(path), table, mode="append")
 
@@ -49,4 +50,6 @@ def spark_view(spark: Any, path: Path, name: str) -> None:
     from deltalake import DeltaTable
 
     uris = DeltaTable(str(path)).file_uris()
-    spark.read.option("basePath", str(path.resolve())).parquet(*uris).createOrReplaceTempView(name)
+    # mergeSchema: files written before a column was added lack it (they read null).
+    reader = spark.read.option("basePath", str(path.resolve())).option("mergeSchema", "true")
+    reader.parquet(*uris).createOrReplaceTempView(name)

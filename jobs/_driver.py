@@ -1,6 +1,7 @@
 """The shared `main` of a logkeeper job: parse, run, write the results, map the outcome to an exit code.
 
-Exit 2 with one line for bad arguments or configuration (nothing touched), 3 with one line when a
+Exit 2 with one line for bad arguments or configuration, or a run that refuses to guess a topic's
+config (nothing touched), 3 with one line when a
 live process holds a log dir's `.lock` (nothing touched), otherwise 1 if any partition failed and 0
 if none did. The per-partition rows go to `--result-json` and the Delta maintenance log.
 """
@@ -12,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jobs._args import UsageError
-from jobs._results import EXIT_REFUSED, EXIT_USAGE, FAILED_STATUSES, JobSummary, write_result_json
+from jobs._results import EXIT_REFUSED, EXIT_USAGE, FAILED_STATUSES, JobSummary, settings_lines, write_result_json
 from storage_core.errors import LogDirLockedError
 
 
@@ -39,6 +40,9 @@ def run_main(job: str, parse: Callable[[list[str]], Any], run: Callable[[Any], J
         return EXIT_USAGE
     try:
         summary = run(args)
+    except UsageError as exc:  # e.g. topics whose configs are unknown: refused before any change
+        print(f"logkeeper {job}: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
     except LogDirLockedError as exc:
         print(f"logkeeper {job}: refused: {_one_line(exc)}", file=sys.stderr)
         return EXIT_REFUSED
@@ -53,6 +57,9 @@ def run_main(job: str, parse: Callable[[list[str]], Any], run: Callable[[Any], J
         + (" (dry run: nothing changed)" if summary.dry_run else ""),
         file=sys.stderr,
     )
+    if summary.dry_run and (lines := settings_lines(summary.rows)):
+        print("settings used, per topic (value and where it came from):", file=sys.stderr)
+        print("\n".join(lines), file=sys.stderr)
     for row in summary.rows:
         if row.status in FAILED_STATUSES:
             where = f"{row.log_dir}/{row.dir_name}"

@@ -13,7 +13,8 @@ def validate_segment_stats(frame: Any, *, result_path: Path) -> bool:
 
     Expectations: offsets ordered (next >= base, and next > base for a segment with batches),
     min_timestamp <= max_timestamp, sizes and counts >= 0, counts consistent (keyed <= records,
-    tombstones <= keyed, control batches <= batches, per-codec batch counts add up to batches).
+    tombstones <= keyed, control batches <= batches, per-codec batch counts add up to batches),
+    topic ids empty or a Kafka Uuid's 22 base64url characters.
     """
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
     import great_expectations as gx
@@ -57,6 +58,7 @@ def validate_segment_stats(frame: Any, *, result_path: Path) -> bool:
     suite.add_expectation(pair(column_A="keyed_record_count", column_B="tombstone_count", or_equal=True))
     suite.add_expectation(pair(column_A="batch_count", column_B="control_batch_count", or_equal=True))
     suite.add_expectation(gxe.ExpectColumnPairValuesToBeEqual(column_A="codec_batch_total", column_B="batch_count"))
+    suite.add_expectation(gxe.ExpectColumnValuesToMatchRegex(column="topic_id", regex=r"^(?:[A-Za-z0-9_-]{22})?$"))
     batch = (
         context.data_sources.add_pandas("stats")
         .add_dataframe_asset("segment_stats")

@@ -5,8 +5,10 @@ Every partition's outcome is a typed row (frozen dataclass) that executors retur
 (all jobs): 0 ok, 1 some partition failed or is corrupt (the others were done), 2 bad arguments or
 configuration, 3 refused (a live process holds a log dir's `.lock`).
 
-The result JSON (`--result-json`) is `{job, run_id, dry_run, partitions: [row, ...]}`: rows in a
-stable order (log dir, topic, partition, dir name), each row's keys in its dataclass field order.
+The result JSON (`--result-json`) is `{job, run_id, dry_run, partitions: [row, ...], topics: [...]}`:
+rows in a stable order (log dir, topic, partition, dir name), each row's keys in its dataclass field
+order; `topics` lists, per log dir and topic, the settings the job decided with and the layer each
+came from (`{log_dir, topic, settings: {name: {value, source}}}`, :mod:`storage_core.config_layers`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from storage_core.config_layers import ConfigValue
 from storage_core.errors import StorageError
 from storage_core.load_actions import LoadAction
 
@@ -55,6 +58,7 @@ class PartitionRow:
     """The typed result of one partition, as executors return it.
 
     `status` is ok | corrupt | failed | skipped; a failed row carries `error_type` and `error_message`.
+    `settings` are the topic's settings the job decided with, each with the layer it came from.
     """
 
     log_dir: str
@@ -74,6 +78,7 @@ class PartitionRow:
     actions: tuple[ActionRow, ...] = field(default=())
     error_type: str = ""
     error_message: str = ""
+    settings: tuple[ConfigValue, ...] = field(default=())
 
 
 class StatusRow(Protocol):
@@ -209,14 +214,35 @@ def _json_value(value: object) -> object:
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
+def topic_settings(rows: Iterable[PartitionRow]) -> dict[tuple[str, str], tuple[ConfigValue, ...]]:
+    """(log dir, topic) -> the settings its rows were decided with (topics with none are left out)."""
+    return {(r.log_dir, r.topic): r.settings for r in sorted(rows, key=lambda r: (r.log_dir, r.topic)) if r.settings}
+
+
+def settings_lines(rows: Iterable[PartitionRow]) -> list[str]:
+    """One line per topic: the settings used and where each came from (dry runs print them)."""
+    return [
+        f"  {Path(log_dir).name}/{topic}: " + ", ".join(map(str, settings))
+        for (log_dir, topic), settings in topic_settings(rows).items()
+    ]
+
+
 def write_result_json(path: Path, summary: JobSummary) -> None:
-    """Write `{job, run_id, dry_run, partitions: [...]}` atomically (temp file, then rename)."""
+    """Write `{job, run_id, dry_run, partitions: [...], topics: [...]}` atomically (temp file, then rename)."""
     rows = sorted(summary.rows, key=lambda r: (r.log_dir, r.topic, r.partition, r.dir_name))
     body = {
         "job": summary.job,
         "run_id": summary.run_id,
         "dry_run": summary.dry_run,
         "partitions": [dataclasses.asdict(row) for row in rows],
+        "topics": [
+            {
+                "log_dir": log_dir,
+                "topic": topic,
+                "settings": {s.name: {"value": s.value, "source": s.source} for s in settings},
+            }
+            for (log_dir, topic), settings in topic_settings(rows).items()
+        ],
     }
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -18,10 +18,19 @@ _ARROW = {
 }
 
 
+def _arrow_field(name: str, hint: Any) -> pa.Field:
+    """A non-nullable field for `T`, a nullable one for `T | None`."""
+    args = typing.get_args(hint)
+    if type(None) in args:
+        (inner,) = (a for a in args if a is not type(None))
+        return pa.field(name, _ARROW[inner], nullable=True)
+    return pa.field(name, _ARROW[hint], nullable=False)
+
+
 def arrow_schema(cls: type) -> pa.Schema:
-    """The Arrow schema of a flat dataclass (int, str, bool, float, UTC datetime fields)."""
+    """The Arrow schema of a flat dataclass (int, str, bool, float, UTC datetime fields; `| None` is nullable)."""
     hints = typing.get_type_hints(cls)
-    return pa.schema([pa.field(f.name, _ARROW[hints[f.name]], nullable=False) for f in dataclasses.fields(cls)])
+    return pa.schema([_arrow_field(f.name, hints[f.name]) for f in dataclasses.fields(cls)])
 
 
 def to_spark_schema(schema: pa.Schema) -> Any:

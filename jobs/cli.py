@@ -23,6 +23,7 @@ SUBCOMMANDS = {
     "compact": ("jobs.compact", "compact topics with cleanup.policy=compact, as Kafka's log cleaner"),
     "stats": ("jobs.stats", "write per-segment statistics to the Delta table segment_stats"),
     "maintain": ("jobs.maintain", "recover, then retention, compact and stats, in one run"),
+    "configs": ("jobs.configs", "each topic's effective log config and where every value came from; no Spark"),
     "audit": ("jobs.audit", "run an audit query (conf/audit/*.sql) over the Delta tables"),
     "dump": ("jobs.dump", "dump Kafka log, index, snapshot and checkpoint files (kafka-dump-log.sh); no Spark"),
 }

@@ -1,7 +1,11 @@
 """`logkeeper compact`: Kafka's log cleaner over every compacted partition, on Spark executors.
 
-Driver: lock every log dir, read cleaner-offset-checkpoint, log start offsets, high watermarks and
-the clean-shutdown marker (a dir that was not cleanly shut down is refused: run `recover` first).
+Driver: lock every log dir, list its partitions and decide each topic's config from the cluster's
+metadata log and the topic-config file (:mod:`jobs._cluster`: a topic whose own configs are
+unknown is refused, exit 2, before anything is touched; stray replicas are left alone); then read
+cleaner-offset-checkpoint, log start offsets, high watermarks and the clean-shutdown marker (a dir
+that was not cleanly shut down is refused: run `recover` first). The `clean_plan` row and the
+skipped rows of topics without `compact` name the settings used and where they came from.
 Executors clean each partition whose `cleanup.policy` has `compact` until it is no longer a
 candidate (:func:`storage_core.cleaner.compact.compact_partition`), largest first. The driver then
 writes cleaner-offset-checkpoint atomically and re-creates the clean-shutdown marker. Kafka's stats
@@ -10,10 +14,12 @@ lines of every pass go to the log and to the result JSON.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from jobs._cluster import select_configured
 from jobs._common import (
     ActionRow,
     JobArgs,
@@ -38,9 +44,19 @@ from jobs._common import (
     skipped_row,
 )
 from storage_core.cleaner.compact import compact_partition
-from storage_core.config import LogConfig, effective_log_config
+from storage_core.config import LogConfig
+from storage_core.config_layers import ConfigValue
 from storage_core.log_dir import open_log_dir, write_cleaner_offsets
 from storage_core.names import TopicPartition
+
+# The settings the cleaner decides with (their values and sources go into every row).
+SETTINGS = (
+    "cleanup.policy",
+    "min.cleanable.dirty.ratio",
+    "min.compaction.lag.ms",
+    "max.compaction.lag.ms",
+    "delete.retention.ms",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +70,7 @@ class CompactArgs:
 class CompactTask:
     partition: PartitionDir
     config: LogConfig
+    settings: tuple[ConfigValue, ...]
     cleaner_checkpoint: int | None
     log_start_offset: int
     high_watermark: int | None
@@ -79,7 +96,8 @@ def parse_args(argv: list[str]) -> CompactArgs:
     namespace = parser.parse_args(argv)
     if namespace.dedupe_buffer_bytes is not None and namespace.dedupe_buffer_bytes < 24:
         raise UsageError("--dedupe-buffer-bytes must hold at least one 24-byte entry")
-    return CompactArgs(common_args(namespace), namespace.dedupe_buffer_bytes, namespace.high_watermark_source)
+    common = common_args(namespace, destructive="compact")
+    return CompactArgs(common, namespace.dedupe_buffer_bytes, namespace.high_watermark_source)
 
 
 def compact_one(task: CompactTask) -> CompactRow:
@@ -109,7 +127,9 @@ def compact_one(task: CompactTask) -> CompactRow:
                 0,
                 f"dirty ratio {plan.cleanable_ratio:.3f} (min.cleanable.dirty.ratio {plan.min_cleanable_ratio}); "
                 f"cleanable [{plan.first_dirty_offset}, {plan.first_uncleanable_offset}); "
-                + ("candidate" if plan.is_candidate else "not a candidate"),
+                + ("candidate" if plan.is_candidate else "not a candidate")
+                + "; settings: "
+                + ", ".join(map(str, task.settings)),
             )
         ]
         for done in result.passes:
@@ -132,6 +152,7 @@ def compact_one(task: CompactTask) -> CompactRow:
             log_end_offset=result.log_end_offset,
             bytes_deleted=sum(p.stats.bytes_read - p.stats.bytes_written for p in result.passes),
             actions=tuple(actions),
+            settings=task.settings,
         )
 
     row = run_partition_work(task, clean)
@@ -141,31 +162,37 @@ def compact_one(task: CompactTask) -> CompactRow:
 def run(args: CompactArgs) -> JobSummary:
     common = args.common
     with locked_log_dirs(common.log_dirs):
-        states = {log_dir: open_log_dir(log_dir, dry_run=common.dry_run) for log_dir in common.log_dirs}
         found, rows = discover_log_dirs(common.log_dirs)
+        configured, strays = select_configured(
+            found, common.cluster, assume_broker_defaults=common.assume_broker_defaults, job="compact"
+        )
+        rows += strays
+        states = {log_dir: open_log_dir(log_dir, dry_run=common.dry_run) for log_dir in common.log_dirs}
         eligible = []
-        for part in found:
-            config = effective_log_config(common.broker, common.topics, part.topic)
-            state = states[Path(part.log_dir)]
-            if not config.compact:
-                rows.append(skipped_row(part, "cleanup.policy has no compact"))
-            elif not state.had_clean_shutdown:
+        for item in configured:
+            part, policy = item.partition, item.config.value("cleanup.policy")
+            if not item.config.config.compact:
+                skipped = skipped_row(part, f"{policy} has no compact")
+                rows.append(dataclasses.replace(skipped, settings=item.config.values(*SETTINGS)))
+            elif not states[Path(part.log_dir)].had_clean_shutdown:
                 rows.append(refused_unclean(part))
             else:
-                eligible.append((part, config))
+                eligible.append(item)
         tasks = []
-        for rank, (part, config) in enumerate(eligible, start=1):
+        for rank, item in enumerate(eligible, start=1):
+            part = item.partition
             state = states[Path(part.log_dir)]
             tp = TopicPartition(part.topic, part.partition)
             tasks.append(
                 CompactTask(
                     part,
-                    config,
+                    item.config.config,
+                    item.config.values(*SETTINGS),
                     state.cleaner_offsets.get(tp),
                     state.log_start_offsets.get(tp, 0),
                     high_watermark(state, tp, args.high_watermark_source),
                     common.now_ms,
-                    args.dedupe_buffer_bytes or common.broker.dedupe_buffer_size,
+                    args.dedupe_buffer_bytes or common.cluster.layers(part.log_dir).broker.dedupe_buffer_size,
                     common.dry_run,
                     rank,
                     len(eligible),

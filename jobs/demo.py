@@ -29,6 +29,13 @@ from storage_core.records.compression import CompressionType
 from storage_core.segment import LogSegment
 
 OUT = Path("demo-output")
+# The demo's log dirs have no KRaft metadata log, so their topics' configs come from a topic-config
+# file (without one, maintain refuses to guess them): accounts is compacted, the others deleted by time.
+TOPIC_CONFIG = (
+    '[topics."accounts"]\n"cleanup.policy" = "compact"\n"min.cleanable.dirty.ratio" = 0.01\n\n'
+    '[topics."clicks"]\n"cleanup.policy" = "delete"\n\n'
+    '[topics."orders"]\n"cleanup.policy" = "delete"\n"retention.ms" = 604800000\n'
+)
 T0 = 1_763_000_000_000
 CODECS = list(CompressionType)
 
@@ -149,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     log_dirs = ",".join(str(d) for d in dirs)
     warehouse = OUT / "warehouse"
     topics = OUT / "topics.toml"
-    topics.write_text('[topics."accounts"]\n"cleanup.policy" = "compact"\n"min.cleanable.dirty.ratio" = 0.01\n')
+    topics.write_text(TOPIC_CONFIG)
     before = {d.name: _bytes(d) for d in dirs}
     print(f"generated crashed Kafka log dirs: {log_dirs} ({sum(before.values()):,} bytes)", flush=True)
     result = OUT / "result.json"

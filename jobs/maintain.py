@@ -3,8 +3,11 @@
 Recovery goes first; a log dir whose recovery failed gets no `.kafka_cleanshutdown`, so the
 destructive steps after it (retention, compact) refuse that dir and leave it as it is. Every step
 appends to the maintenance log under the same run id; the exit code is the worst of the steps.
-Common options go to every step; a step's own options (`--deep-verify`, `--high-watermark-source`,
-`--file-delete-delay-ms`, `--dedupe-buffer-bytes`) only to the steps that take them.
+Common options go to every step; a step's own options (`--deep-verify`, `--handle-strays`,
+`--high-watermark-source`, `--file-delete-delay-ms`, `--dedupe-buffer-bytes`) only to the steps
+that take them. Every step's arguments are validated, including the destructive steps' refusal to guess a
+topic's config (:func:`jobs._cluster.refuse_before_changes`), before the first step runs: a
+refused run exits 2 with nothing changed.
 """
 
 from __future__ import annotations
@@ -15,12 +18,14 @@ import sys
 from jobs import compact, recover, retention, stats
 from jobs._audit import write_maintenance_log
 from jobs._common import EXIT_REFUSED, EXIT_USAGE, UsageError, new_run_id, write_result_json
+from jobs._results import settings_lines
 from storage_core.errors import LogDirLockedError
 
 STEPS = (("recover", recover), ("retention", retention), ("compact", compact), ("stats", stats))
 # step-specific option -> (takes a value, steps that accept it)
 STEP_OPTIONS = {
     "--deep-verify": (False, {"recover"}),
+    "--handle-strays": (False, {"recover"}),
     "--high-watermark-source": (True, {"retention", "compact"}),
     "--file-delete-delay-ms": (True, {"retention"}),
     "--dedupe-buffer-bytes": (True, {"compact"}),
@@ -48,16 +53,22 @@ def argv_for(step: str, argv: list[str]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     run_id = new_run_id()
-    worst = 0
+    parsed = []
     for name, module in STEPS:
         try:
-            args = module.parse_args(argv_for(name, argv))
+            args = module.parse_args(argv_for(name, argv))  # retention's and compact's refuse to guess configs
         except UsageError as exc:
             print(f"logkeeper maintain ({name}): {exc}", file=sys.stderr)
             return EXIT_USAGE
+        parsed.append((name, module, args))
+    worst = 0
+    for name, module, args in parsed:
         print(f"logkeeper maintain: {name}", file=sys.stderr, flush=True)
         try:
             summary = dataclasses.replace(module.run(args), run_id=run_id)
+        except UsageError as exc:  # refused before the step changed anything
+            print(f"logkeeper maintain ({name}): {exc}", file=sys.stderr)
+            return EXIT_USAGE
         except LogDirLockedError as exc:
             print(f"logkeeper maintain: refused: {exc}", file=sys.stderr)
             return EXIT_REFUSED
@@ -70,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
         write_maintenance_log(args.common.warehouse, summary)
         failed = sum(1 for r in summary.rows if r.status in ("failed", "corrupt"))
         print(f"logkeeper maintain: {name}: {len(summary.rows)} partitions, {failed} failed", file=sys.stderr)
+        if summary.dry_run and (lines := settings_lines(summary.rows)):
+            print("\n".join(lines), file=sys.stderr)
         worst = max(worst, summary.exit_code)
     return worst
 

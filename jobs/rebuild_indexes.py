@@ -28,7 +28,6 @@ from jobs._common import (
     run_on_executors,
     run_partition_work,
 )
-from storage_core.config import effective_log_config
 from storage_core.index_rebuild import rebuild_indexes
 from storage_core.partition_segments import SegmentSettings
 
@@ -83,7 +82,7 @@ def run(args: RebuildArgs) -> JobSummary:
         found, rows = discover_log_dirs(common.log_dirs)
         tasks = []
         for rank, part in enumerate(found, start=1):
-            config = effective_log_config(common.broker, common.topics, part.topic)
+            config = common.cluster.topic_config(part.log_dir, part.topic).config
             settings = SegmentSettings(config.index_interval_bytes, config.segment_index_bytes)
             verify_only = args.verify_only or common.dry_run
             tasks.append(RebuildTask(part, settings, verify_only, rank, len(found)))

@@ -5,14 +5,23 @@ checkpoints and delete the marker (unless dry run), discover partitions, run
 :func:`recover_partition` on executors largest first, then per log dir write the recovery-point and
 log-start-offset checkpoints and, only if every partition of the dir recovered, `.kafka_cleanshutdown`
 (so a broker starts without recovery).
+
+With the cluster's metadata image (:mod:`jobs._cluster`), each partition dir is also checked as a
+KRaft broker checks it at startup (:mod:`storage_core.topology`): a stray replica (no topic id, a
+topic id the cluster no longer has, a partition not assigned to this broker) is reported with a
+`stray_replica` action, and with `--handle-strays` renamed aside to `<topic>-<partition>.<uuid>-stray`
+after it is recovered, as Kafka 3.7+ does (`rename_stray` action). Each row names the index
+settings used and where they came from.
 """
 
 from __future__ import annotations
 
 import sys
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from jobs._cluster import ClusterView
 from jobs._common import (
     ActionRow,
     JobArgs,
@@ -31,18 +40,25 @@ from jobs._common import (
     run_on_executors,
     run_partition_work,
 )
-from storage_core.config import effective_log_config
+from storage_core import names
+from storage_core.config_layers import ConfigValue
 from storage_core.load_actions import ActionKind
 from storage_core.loader import LoadOptions, load_partition
 from storage_core.log_dir import open_log_dir
 from storage_core.names import TopicPartition
 from storage_core.partition_segments import SegmentSettings
+from storage_core.topology import rename_stray
 
 
 @dataclass(frozen=True, slots=True)
 class RecoverArgs:
     common: JobArgs
     deep_verify: bool
+    handle_strays: bool = False
+
+
+# The settings recovery uses (index entry spacing and index size), named with their sources in every row.
+SETTINGS = ("index.interval.bytes", "segment.index.bytes")
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,13 +69,34 @@ class RecoverTask:
     options: LoadOptions
     rank: int
     total: int
+    settings: tuple[ConfigValue, ...] = ()
+    stray_reason: str = ""  # the metadata image says the dir is a stray replica
+    stray_unique_id: str = ""  # rename it aside with this id after recovery (--handle-strays)
 
 
 def parse_args(argv: list[str]) -> RecoverArgs:
     parser = job_parser("recover", "Recover Kafka log dirs after an unclean shutdown, as the broker's LogLoader.")
     parser.add_argument("--deep-verify", action="store_true", help="also CRC-check segments below the recovery point")
+    parser.add_argument(
+        "--handle-strays",
+        action="store_true",
+        help="rename stray replicas (per the metadata log) aside to <topic>-<partition>.<uuid>-stray, as Kafka 3.7+",
+    )
     namespace = parser.parse_args(argv)
-    return RecoverArgs(common_args(namespace), namespace.deep_verify)
+    return RecoverArgs(common_args(namespace), namespace.deep_verify, namespace.handle_strays)
+
+
+def _stray_action(task: RecoverTask, dir_path: Path) -> ActionRow | None:
+    """Report a stray replica; with `--handle-strays` (and not a dry run) rename it aside first."""
+    if not task.stray_reason:
+        return None
+    if not task.stray_unique_id:
+        return ActionRow("stray_replica", "", -1, 0, f"{task.stray_reason} (kept as is: --handle-strays renames it)")
+    if task.options.dry_run:
+        target = names.stray_dir_name(names.parse_partition_dir_name(dir_path.name).topic_partition, "<uuid>")
+        return ActionRow("rename_stray", target, -1, 0, f"would rename aside: {task.stray_reason}")
+    target = rename_stray(dir_path, task.stray_unique_id)
+    return ActionRow("rename_stray", target.name, -1, 0, f"renamed aside: {task.stray_reason}")
 
 
 def recover_partition(task: RecoverTask) -> PartitionRow:
@@ -67,7 +104,9 @@ def recover_partition(task: RecoverTask) -> PartitionRow:
     part = task.partition
 
     def load(started: float) -> PartitionRow:
-        result = load_partition(Path(part.log_dir) / part.dir_name, task.options)
+        dir_path = Path(part.log_dir) / part.dir_name
+        result = load_partition(dir_path, task.options)
+        stray = _stray_action(task, dir_path)  # Kafka loads a stray log, then renames it
         corrupt = result.corruption_found
         return partition_row(
             part,
@@ -79,9 +118,10 @@ def recover_partition(task: RecoverTask) -> PartitionRow:
             truncated_bytes=result.truncated_bytes,
             segments_deleted=result.segments_deleted,
             indexes_rebuilt=result.segments_recovered,
-            actions=tuple(ActionRow.of(a) for a in result.actions),
+            actions=(*(ActionRow.of(a) for a in result.actions), *([stray] if stray else [])),
             error_type="CorruptDataBelowRecoveryPoint" if corrupt else "",
             error_message=next((a.reason for a in result.actions if a.kind == ActionKind.CORRUPTION_DETECTED), ""),
+            settings=task.settings,
         )
 
     return run_partition_work(task, load)
@@ -90,30 +130,47 @@ def recover_partition(task: RecoverTask) -> PartitionRow:
 def run(args: RecoverArgs) -> JobSummary:
     common = args.common
     run_id = new_run_id()
+    view = common.cluster
     with locked_log_dirs(common.log_dirs):
-        states = {log_dir: open_log_dir(log_dir, dry_run=common.dry_run) for log_dir in common.log_dirs}
         found, skipped = discover_log_dirs(common.log_dirs)
+        # Everything that may refuse (a bad topic config in the metadata log) before anything changes.
+        configs = [view.topic_config(part.log_dir, part.topic) for part in found]
+        strays = [_stray_reason(view, part) for part in found]
+        states = {log_dir: open_log_dir(log_dir, dry_run=common.dry_run) for log_dir in common.log_dirs}
         tasks = []
-        for rank, part in enumerate(found, start=1):
+        for rank, (part, topic_config, stray_reason) in enumerate(zip(found, configs, strays, strict=True), start=1):
             state = states[Path(part.log_dir)]
             tp = TopicPartition(part.topic, part.partition)
-            config = effective_log_config(common.broker, common.topics, part.topic)
+            config = topic_config.config
             options = LoadOptions(
                 had_clean_shutdown=state.had_clean_shutdown,
                 recovery_point=state.recovery_points.get(tp, 0),
                 log_start_offset=state.log_start_offsets.get(tp, 0),
                 now_ms=common.now_ms,
                 settings=SegmentSettings(config.index_interval_bytes, config.segment_index_bytes),
-                producer_id_expiration_ms=common.broker.producer_id_expiration_ms,
+                producer_id_expiration_ms=view.layers(part.log_dir).broker.producer_id_expiration_ms,
                 deep_verify=args.deep_verify,
                 dry_run=common.dry_run,
             )
-            tasks.append(RecoverTask(part, options, rank, len(found)))
+            unique_id = uuid.uuid4().hex if stray_reason and args.handle_strays else ""
+            tasks.append(
+                RecoverTask(part, options, rank, len(found), topic_config.values(*SETTINGS), stray_reason, unique_id)
+            )
         spark = get_spark(common.master, "logkeeper recover")
         rows = run_on_executors(spark, tasks, recover_partition, description=f"recover {len(tasks)} partitions")
         if not common.dry_run:
             close_log_dirs(states, skipped + rows, require_clean=False, offsets_unchanged=False)
+    for row in rows:
+        for action in (a for a in row.actions if a.kind in ("stray_replica", "rename_stray")):
+            print(f"logkeeper recover: stray replica {row.log_dir}/{row.dir_name}: {action.reason}", file=sys.stderr)
     return JobSummary("recover", run_id, common.dry_run, tuple(skipped + rows))
+
+
+def _stray_reason(view: ClusterView, part: PartitionDir) -> str:
+    """Why the metadata image makes a live or `-future` partition dir a stray replica ("" if it does not)."""
+    if part.kind not in ("live", "future"):
+        return ""
+    return view.topology(part.log_dir, part.dir_name, TopicPartition(part.topic, part.partition)).stray_reason
 
 
 def main(argv: list[str] | None = None) -> int:

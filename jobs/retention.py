@@ -1,8 +1,12 @@
 """`logkeeper retention`: Kafka's time, size and log-start-offset retention over every partition.
 
-Driver: lock every log dir, read its checkpoints (log start offsets, high watermarks from
-replication-offset-checkpoint) and clean-shutdown marker; a dir that was not cleanly shut down is
-refused per partition (run `recover` first: retention must not act on unrecovered logs). Executors
+Driver: lock every log dir, list its partitions and decide each topic's config from the cluster's
+metadata log and the topic-config file (:mod:`jobs._cluster`: a topic whose own configs are
+unknown is refused, exit 2, before anything is touched; stray replicas are left alone); then read
+its checkpoints (log start offsets, high watermarks from replication-offset-checkpoint) and
+clean-shutdown marker; a dir that was not cleanly shut down is refused per partition (run `recover`
+first: retention must not act on unrecovered logs). Each partition's row starts with a
+`retention_plan` action naming the settings used and where they came from. Executors
 plan (and unless `--dry-run`, apply) :mod:`storage_core.retention` per partition, largest first.
 The driver then checkpoints the new log start offsets and re-creates the clean-shutdown marker.
 """
@@ -13,6 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from jobs._cluster import select_configured
 from jobs._common import (
     ActionRow,
     JobArgs,
@@ -35,10 +40,14 @@ from jobs._common import (
     run_on_executors,
     run_partition_work,
 )
-from storage_core.config import LogConfig, effective_log_config
+from storage_core.config import LogConfig
+from storage_core.config_layers import ConfigValue
 from storage_core.log_dir import open_log_dir
 from storage_core.names import TopicPartition
 from storage_core.retention import apply_retention, plan_retention
+
+# The settings retention decides with (their values and sources go into every row).
+SETTINGS = ("cleanup.policy", "retention.ms", "retention.bytes")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +61,7 @@ class RetentionArgs:
 class RetentionTask:
     partition: PartitionDir
     config: LogConfig
+    settings: tuple[ConfigValue, ...]
     log_start_offset: int
     high_watermark: int | None
     now_ms: int
@@ -68,7 +78,8 @@ def parse_args(argv: list[str]) -> RetentionArgs:
     namespace = parser.parse_args(argv)
     if namespace.file_delete_delay_ms < 0:
         raise UsageError("--file-delete-delay-ms must be >= 0")
-    return RetentionArgs(common_args(namespace), namespace.high_watermark_source, namespace.file_delete_delay_ms)
+    common = common_args(namespace, destructive="apply retention to")
+    return RetentionArgs(common, namespace.high_watermark_source, namespace.file_delete_delay_ms)
 
 
 def retain_partition(task: RetentionTask) -> PartitionRow:
@@ -88,6 +99,7 @@ def retain_partition(task: RetentionTask) -> PartitionRow:
             if task.dry_run
             else apply_retention(plan, file_delete_delay_ms=task.file_delete_delay_ms)
         )
+        decision = ActionRow("retention_plan", "", -1, 0, ", ".join(map(str, task.settings)))
         return partition_row(
             part,
             "ok",
@@ -97,7 +109,8 @@ def retain_partition(task: RetentionTask) -> PartitionRow:
             first_segment_base_offset=plan.first_base_offset_after,
             bytes_deleted=plan.bytes_deleted,
             segments_deleted=len(plan.deletions),
-            actions=tuple(ActionRow.of(a) for a in actions),
+            actions=(decision, *(ActionRow.of(a) for a in actions)),
+            settings=task.settings,
         )
 
     return run_partition_work(task, retain)
@@ -106,22 +119,28 @@ def retain_partition(task: RetentionTask) -> PartitionRow:
 def run(args: RetentionArgs) -> JobSummary:
     common = args.common
     with locked_log_dirs(common.log_dirs):
-        states = {log_dir: open_log_dir(log_dir, dry_run=common.dry_run) for log_dir in common.log_dirs}
         found, rows = discover_log_dirs(common.log_dirs)
+        configured, strays = select_configured(
+            found, common.cluster, assume_broker_defaults=common.assume_broker_defaults, job="apply retention to"
+        )
+        rows += strays
+        states = {log_dir: open_log_dir(log_dir, dry_run=common.dry_run) for log_dir in common.log_dirs}
         eligible = []
-        for part in found:
-            if states[Path(part.log_dir)].had_clean_shutdown:
-                eligible.append(part)
+        for item in configured:
+            if states[Path(item.partition.log_dir)].had_clean_shutdown:
+                eligible.append(item)
             else:
-                rows.append(refused_unclean(part))
+                rows.append(refused_unclean(item.partition))
         tasks = []
-        for rank, part in enumerate(eligible, start=1):
+        for rank, item in enumerate(eligible, start=1):
+            part = item.partition
             state = states[Path(part.log_dir)]
             tp = TopicPartition(part.topic, part.partition)
             tasks.append(
                 RetentionTask(
                     part,
-                    effective_log_config(common.broker, common.topics, part.topic),
+                    item.config.config,
+                    item.config.values(*SETTINGS),
                     state.log_start_offsets.get(tp, 0),
                     high_watermark(state, tp, args.high_watermark_source),
                     common.now_ms,

@@ -5,6 +5,10 @@ Segments are listed on the driver; their statistics are computed on executors by
 where a column needs them). Before anything is committed, a Great Expectations suite checks the
 rows (:mod:`jobs._quality`); a failing suite fails the job and commits nothing. The validation
 result is kept under `<warehouse>/_validations/`. Appends are idempotent per run id.
+
+Each row also carries the partition's `topic_id` (its `partition.metadata`) and, with the cluster's
+metadata log, `is_replica_of_this_broker`; stray replicas (:mod:`storage_core.topology`) are
+reported with a `stray_replica` action on their partition row.
 """
 
 from __future__ import annotations
@@ -14,10 +18,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from jobs._cluster import ClusterView
 from jobs._common import (
     EXIT_FAILED,
+    ActionRow,
     JobArgs,
     JobSummary,
+    PartitionTask,
     common_args,
     discover_log_dirs,
     get_spark,
@@ -31,6 +38,8 @@ from jobs._delta import SEGMENT_STATS, write_run
 from jobs._quality import validate_segment_stats
 from jobs._schema import to_spark_schema
 from storage_core import names
+from storage_core.names import TopicPartition
+from storage_core.topology import ReplicaTopology, check_replica
 from udfs.segments import SEGMENT_STATS_SCHEMA, segment_stats_batches
 
 
@@ -55,11 +64,24 @@ def run(args: StatsArgs) -> JobSummary:
     with locked_log_dirs(common.log_dirs):
         found, rows = discover_log_dirs(common.log_dirs)
         inputs = []
+        topologies = {}
         for part in found:
             dir_path = Path(part.log_dir) / part.dir_name
+            topology = topologies[part] = _topology(common.cluster, part)
             bases = names.log_base_offsets(p.name for p in dir_path.iterdir())
             inputs += [
-                (run_id, run_ts_ms, part.log_dir, part.dir_name, part.topic, part.partition, base, base == bases[-1])
+                (
+                    run_id,
+                    run_ts_ms,
+                    part.log_dir,
+                    part.dir_name,
+                    part.topic,
+                    part.partition,
+                    topology.topic_id,
+                    topology.is_replica_of_this_broker,
+                    base,
+                    base == bases[-1],
+                )
                 for base in bases
             ]
         spark = get_spark(common.master, "logkeeper stats")
@@ -67,7 +89,7 @@ def run(args: StatsArgs) -> JobSummary:
         frame = spark.createDataFrame(
             inputs,
             "run_id string, run_ts_ms long, log_dir string, dir_name string, topic string, partition long, "
-            "base_offset long, is_active boolean",
+            "topic_id string, is_replica_of_this_broker boolean, base_offset long, is_active boolean",
         ).repartition(max(1, min(len(inputs), spark.sparkContext.defaultParallelism * 4)))
         table = frame.mapInArrow(segment_stats_batches, to_spark_schema(SEGMENT_STATS_SCHEMA)).toArrow()
     started = time.monotonic()
@@ -78,9 +100,28 @@ def run(args: StatsArgs) -> JobSummary:
         raise StatsValidationError(f"segment statistics failed validation; see {common.warehouse}/_validations")
     if not common.dry_run and table.num_rows:
         write_run(common.warehouse / SEGMENT_STATS, table, key={"run_id": run_id})
-    rows += [partition_row(p, "ok", started=started) for p in found]
+    rows += [partition_row(p, "ok", started=started, actions=_stray_actions(topologies[p])) for p in found]
+    for row in rows:
+        for action in (a for a in row.actions if a.kind == "stray_replica"):
+            print(f"logkeeper stats: stray replica {row.log_dir}/{row.dir_name}: {action.reason}", file=sys.stderr)
     print(f"logkeeper stats: {table.num_rows} segments of {len(found)} partitions", file=sys.stderr)
     return JobSummary("stats", run_id, common.dry_run, tuple(rows))
+
+
+def _topology(view: ClusterView, part: PartitionTask) -> ReplicaTopology:
+    """A live or `-future` dir against the metadata image; of other dirs only the topic id."""
+    dir_path = Path(part.log_dir) / part.dir_name
+    if part.kind not in ("live", "future"):
+        return check_replica(dir_path, TopicPartition(part.topic, part.partition), image=None, node_id=None)
+    return view.topology(part.log_dir, part.dir_name, TopicPartition(part.topic, part.partition))
+
+
+def _stray_actions(topology: ReplicaTopology) -> tuple[ActionRow, ...]:
+    if topology.is_stray:
+        return (ActionRow("stray_replica", "", -1, 0, topology.stray_reason),)
+    if topology.problem:
+        return (ActionRow("unreadable_partition_metadata", "", -1, 0, topology.problem),)
+    return ()
 
 
 def main(argv: list[str] | None = None) -> int:

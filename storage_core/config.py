@@ -5,18 +5,11 @@ Mirrors `LogConfig.java` (topic keys, defaults, validators), `ServerTopicConfigS
 (which broker key stands for which topic key, in precedence order, with unit conversions) and
 `ServerLogConfigs.java`/`CleanerConfig.java` (broker-only settings).
 
-Where a setting comes from, for one topic (:func:`effective_log_config`):
-
-    Kafka's default (the `LogConfig` field defaults; conf/defaults.properties lists the same values)
-    < the broker's server.properties (`--server-properties`: `log.retention.hours`, ...)
-    < what the broker sets when it creates an internal topic (`__consumer_offsets`,
-      `__transaction_state`: cleanup.policy=compact, segment.bytes from `offsets.topic.segment.bytes`
-      / `transaction.state.log.segment.bytes`)
-    < the topic's overrides (`--topic-config` TOML: `[topics."name"]` tables with topic-level keys)
-
-Kafka stores a topic's own overrides in the cluster metadata, which an offline tool cannot read: an
-operator who altered a topic (`kafka-configs --alter`) mirrors that in the TOML file. The internal
-topics' creation-time settings are applied here because Kafka always sets them at creation.
+This module parses and validates each source of settings: a broker's server.properties
+(:func:`load_broker_config`) and the operator's topic-config file (:func:`load_topic_overrides`: a
+TOML file of `[topics."name"]` tables, or the text `kafka-configs.sh --describe` prints, see
+:mod:`storage_core.config_describe`). How they are layered with the cluster's dynamic configs from
+the KRaft metadata log, and where each effective value came from, is :mod:`storage_core.config_layers`.
 
 Broker synonyms, highest precedence first (`ServerTopicConfigSynonyms.ALL_TOPIC_CONFIG_SYNONYMS`):
 `log.retention.ms` > `log.retention.minutes` > `log.retention.hours`; `log.roll.ms` > `log.roll.hours`;
@@ -38,6 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from storage_core.config_describe import is_describe_output, parse_describe_output
 from storage_core.config_names import FREE_FORM_BROKER_PREFIXES, OTHER_BROKER_KEYS, OTHER_TOPIC_KEYS
 from storage_core.errors import InvalidConfigError
 from storage_core.fs import FileSystem, default_fs
@@ -207,6 +201,8 @@ class BrokerConfig:
         producer_id_expiration_ms: `producer.id.expiration.ms`.
         offsets_topic_segment_bytes: `offsets.topic.segment.bytes` (segment.bytes of `__consumer_offsets`).
         transaction_state_log_segment_bytes: `transaction.state.log.segment.bytes` (of `__transaction_state`).
+        properties: every key of the file as written (the static layer under the dynamic broker
+            configs, :mod:`storage_core.config_layers`).
     """
 
     log_dirs: tuple[str, ...] = ()
@@ -216,6 +212,7 @@ class BrokerConfig:
     producer_id_expiration_ms: int = 86_400_000
     offsets_topic_segment_bytes: int = 104_857_600
     transaction_state_log_segment_bytes: int = 104_857_600
+    properties: Mapping[str, str] = field(default_factory=dict, compare=False)  # what, not where from
 
 
 # Broker-only keys maintenance uses -> BrokerConfig field, validator (CleanerConfig, ServerLogConfigs, ...).
@@ -241,6 +238,12 @@ def _reject_unknown(key: str, known: frozenset[str], *, where: str) -> None:
     raise InvalidConfigError(f"unknown {where} configuration key{hint}", key=key)
 
 
+def winning_synonym(spec: TopicKey, values: Mapping[str, str]) -> _Synonym | None:
+    """The broker key (`.key`) that sets `spec`'s topic key among `values`: the first synonym
+    present (ServerTopicConfigSynonyms order), or None."""
+    return next((s for s in spec.synonyms if s.key in values), None)
+
+
 def parse_broker_config(values: Mapping[str, str]) -> BrokerConfig:
     """The broker settings of server.properties keys and values.
 
@@ -259,7 +262,7 @@ def parse_broker_config(values: Mapping[str, str]) -> BrokerConfig:
     defaults: dict[str, object] = {}
     for topic_key, spec in TOPIC_KEYS.items():
         # The first synonym present wins (ServerTopicConfigSynonyms order); coarser units convert to ms.
-        synonym = next((s for s in spec.synonyms if s.key in values), None)
+        synonym = winning_synonym(spec, values)
         if synonym is None:
             continue
         raw: object = values[synonym.key]
@@ -273,6 +276,7 @@ def parse_broker_config(values: Mapping[str, str]) -> BrokerConfig:
     return BrokerConfig(
         log_dirs=tuple(d.strip() for d in dirs.split(",") if d.strip()),
         log_defaults=replace(LogConfig(), **defaults),
+        properties=dict(values),
         **broker,  # type: ignore[arg-type]
     )
 
@@ -324,6 +328,20 @@ def _flatten(table: Mapping[str, object], prefix: str = "") -> dict[str, object]
     return flat
 
 
+def parse_topic_configs(values: Mapping[str, object]) -> dict[str, object]:
+    """The LogConfig fields of one topic's configs as the cluster stores them (Kafka's names).
+
+    Used for configs Kafka itself wrote (the metadata log's topic ConfigRecords, the text of
+    `kafka-configs --describe`): every key maintenance uses is validated with Kafka's validator;
+    other keys (`min.insync.replicas`, vendor keys such as `confluent.*`) are Kafka's business and
+    are ignored, never rejected.
+
+    Raises:
+        InvalidConfigError: a bad value of a key maintenance uses.
+    """
+    return {TOPIC_KEYS[key].field: TOPIC_KEYS[key].parse(key, raw) for key, raw in values.items() if key in TOPIC_KEYS}
+
+
 def parse_topic_overrides(document: Mapping[str, object]) -> TopicOverrides:
     """Overrides from a parsed TOML document of `[topics."name"]` tables with topic-level Kafka keys.
 
@@ -341,57 +359,46 @@ def parse_topic_overrides(document: Mapping[str, object]) -> TopicOverrides:
         raise InvalidConfigError('must be a table of [topics."name"] tables', key="topics")
     parsed: dict[str, dict[str, object]] = {}
     for topic, table in topics.items():
-        if not _TOPIC_NAME.fullmatch(topic) or topic in (".", ".."):
-            raise InvalidConfigError("not a valid Kafka topic name", key="topics", value=topic)
+        _check_topic_name(topic)
         if not isinstance(table, dict):
             raise InvalidConfigError(f'[topics."{topic}"] must be a table', key="topics", value=table)
-        values: dict[str, object] = {}
-        for key, raw in _flatten(table).items():
+        values = _flatten(table)
+        for key in values:
             if key not in _KNOWN_TOPIC_KEYS:
                 _reject_unknown(key, _KNOWN_TOPIC_KEYS, where=f'topic (in [topics."{topic}"])')
-            if key in TOPIC_KEYS:
-                values[TOPIC_KEYS[key].field] = TOPIC_KEYS[key].parse(key, raw)
-        parsed[topic] = values
+        parsed[topic] = parse_topic_configs(values)
     return TopicOverrides(parsed)
 
 
+def _check_topic_name(topic: str) -> None:
+    if not _TOPIC_NAME.fullmatch(topic) or topic in (".", ".."):
+        raise InvalidConfigError("not a valid Kafka topic name", key="topics", value=topic)
+
+
 def load_topic_overrides(path: Path | None, *, fs: FileSystem | None = None) -> TopicOverrides:
-    """Read a topic-config TOML file.
+    """Read a topic-config file: TOML, or the text of `kafka-configs.sh --describe --entity-type
+    topics [--all]` (told apart by content, :func:`storage_core.config_describe.is_describe_output`).
 
     Args:
         path: the file; None gives no overrides.
         fs: the file system.
 
     Raises:
-        InvalidConfigError: the file cannot be read, is not TOML, or has an unknown key or a bad value.
+        InvalidConfigError: the file cannot be read, is neither TOML nor describe output, or has an
+            unknown key (TOML) or a bad value.
     """
     if path is None:
         return TopicOverrides()
+    text = _read_text(path, fs, encoding="utf-8")
+    if is_describe_output(text):
+        described = parse_describe_output(text)
+        for topic in described:
+            _check_topic_name(topic)
+        return TopicOverrides({topic: parse_topic_configs(values) for topic, values in described.items()})
     try:
-        document = tomllib.loads(_read_text(path, fs, encoding="utf-8"))
+        document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise InvalidConfigError(f"not valid TOML: {exc}", key=str(path)) from None
+        raise InvalidConfigError(
+            f"neither TOML nor kafka-configs --describe output: not valid TOML: {exc}", key=str(path)
+        ) from None
     return parse_topic_overrides(document)
-
-
-def _internal_topic_settings(broker: BrokerConfig, topic: str) -> dict[str, object]:
-    """What the broker sets when it creates an internal topic (GroupCoordinator / TransactionStateManager)."""
-    segment_bytes = {
-        "__consumer_offsets": broker.offsets_topic_segment_bytes,
-        "__transaction_state": broker.transaction_state_log_segment_bytes,
-    }.get(topic)
-    if segment_bytes is None:
-        return {}
-    return {"cleanup_policy": frozenset({"compact"}), "segment_bytes": segment_bytes}
-
-
-def effective_log_config(broker: BrokerConfig, overrides: TopicOverrides, topic: str) -> LogConfig:
-    """The settings for one topic: broker defaults, internal-topic settings, then the topic's overrides.
-
-    Args:
-        broker: from :func:`load_broker_config`.
-        overrides: from :func:`load_topic_overrides`.
-        topic: the topic name.
-    """
-    changes = {**_internal_topic_settings(broker, topic), **overrides.topics.get(topic, {})}
-    return replace(broker.log_defaults, **changes)

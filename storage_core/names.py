@@ -194,6 +194,17 @@ def parse_partition_dir_name(name: str) -> PartitionDirName:
     return PartitionDirName(TopicPartition(topic, partition), kind)
 
 
+_MAX_DIR_NAME = 255
+
+
+def stray_dir_name(tp: TopicPartition, unique_id: str) -> str:
+    """`<topic>-<partition>.<unique id>-stray`, the topic cut short so the name fits 255 characters
+    (`LocalLog.logStrayDirName` / `logDirNameWithSuffixCappedLength`; Kafka's unique id is a random
+    UUID's 32 hex digits)."""
+    suffix = f"-{tp.partition}.{unique_id}{DirKind.STRAY.value}"
+    return tp.topic[: max(0, _MAX_DIR_NAME - len(suffix))] + suffix
+
+
 def is_partition_dir_candidate(name: str) -> bool:
     """False for the directories LogManager skips: the KRaft metadata log and the remote index cache."""
     return name not in (REMOTE_INDEX_CACHE_DIR, f"{METADATA_TOPIC}-0") and not name.startswith(".")

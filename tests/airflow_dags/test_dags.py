@@ -38,6 +38,22 @@ def test_the_three_dags(dagbag: DagBag) -> None:
     assert [t.task_id for t in dagbag.dags["logkeeper_nightly"].tasks] == ["list_log_dirs", "maintain"]
 
 
+def test_jobs_get_the_topic_config_file_of_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    sys.path.insert(0, str(DAGS))
+    try:
+        from _logkeeper import submit
+    finally:
+        sys.path.remove(str(DAGS))
+    monkeypatch.setenv("LOGKEEPER_WAREHOUSE", "/wh")
+    monkeypatch.delenv("LOGKEEPER_SPARK_MASTER", raising=False)
+    monkeypatch.delenv("LOGKEEPER_TOPIC_CONFIG", raising=False)
+    assert submit("maintain", "--log-dirs", "/d").endswith("maintain --warehouse /wh --log-dirs /d")
+    monkeypatch.setenv("LOGKEEPER_TOPIC_CONFIG", "/etc/kafka/topics.txt")
+    assert submit("maintain", "--log-dirs", "/d").endswith(
+        "maintain --warehouse /wh --topic-config /etc/kafka/topics.txt --log-dirs /d"
+    )
+
+
 def test_dag_files_import_only_airflow_and_the_standard_library() -> None:
     for path in DAGS.glob("*.py"):
         text = path.read_text()

@@ -32,6 +32,7 @@ def log_dir(tmp_path: Path) -> Path:
     write_clean_shutdown(builder.path)
     (tmp_path / "topics.toml").write_text(
         '[topics."accounts"]\n"cleanup.policy" = "compact"\n"min.cleanable.dirty.ratio" = 0.1\n'
+        '[topics."events"]\n"cleanup.policy" = "delete"\n'
     )
     return builder.path
 
@@ -46,10 +47,15 @@ def test_compact_cleans_compacted_topics_and_checkpoints(spark, log_dir: Path, t
     assert compact.main([*args, "--result-json", str(result_json)]) == 0
     rows = {p["dir_name"]: p for p in json.loads(result_json.read_text())["partitions"]}
     assert rows["events-0"]["status"] == "skipped"
+    assert rows["events-0"]["error_message"] == "cleanup.policy=delete (topic-config file) has no compact"
     accounts = rows["accounts-0"]
     assert accounts["status"] == "ok"
     assert [a["kind"] for a in accounts["actions"]][:2] == ["clean_plan", "clean_pass"]
     assert "size reduction" in accounts["actions"][1]["reason"]
+    assert (
+        "settings: cleanup.policy=compact (topic-config file), min.cleanable.dirty.ratio=0.1 (topic-config file)"
+        in (accounts["actions"][0]["reason"])
+    )
     assert accounts["bytes_deleted"] > 0
     assert read_offset_checkpoint(log_dir / names.CLEANER_OFFSET_CHECKPOINT) == {TopicPartition("accounts", 0): 30}
     assert read_offset_checkpoint(log_dir / names.RECOVERY_POINT_CHECKPOINT)[TopicPartition("events", 0)] == 20

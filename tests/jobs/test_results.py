@@ -20,8 +20,10 @@ from jobs._results import (
     partition_row,
     progress_line,
     run_partition_work,
+    settings_lines,
     write_result_json,
 )
+from storage_core.config_layers import ConfigValue
 from storage_core.errors import CorruptRecordError
 
 PART = PartitionTask("/data/d1", "orders-0", "orders", 0, "live", 2_000_000)
@@ -103,7 +105,8 @@ def test_result_json_shape_is_stable(tmp_path: Path) -> None:
     write_result_json(path, JobSummary("recover", run_id, True, rows))
     text = path.read_text()
     body = json.loads(text)
-    assert list(body) == ["job", "run_id", "dry_run", "partitions"]
+    assert list(body) == ["job", "run_id", "dry_run", "partitions", "topics"]
+    assert body["topics"] == []  # no row carries settings
     assert (body["job"], body["run_id"], body["dry_run"]) == ("recover", run_id, True)
     assert [(p["log_dir"], p["dir_name"]) for p in body["partitions"]] == [
         ("/data/d1", "orders-0"),
@@ -126,3 +129,34 @@ def test_result_json_shape_is_stable(tmp_path: Path) -> None:
     # The same summary gives the same bytes (row order and key order are deterministic).
     write_result_json(path, JobSummary("recover", run_id, True, tuple(reversed(rows))))
     assert path.read_text() == text
+
+
+def test_result_json_names_the_settings_used_per_topic_and_their_sources(tmp_path: Path) -> None:
+    policy = ConfigValue("cleanup.policy", "compact", "topic config (metadata log)")
+    retention = ConfigValue("retention.ms", "604800000", "default")
+    rows = (
+        PartitionRow("/data/d1", "orders-1", "orders", 1, "ok", 3, 2, settings=(policy, retention)),
+        PartitionRow("/data/d1", "orders-0", "orders", 0, "ok", 9, 3, settings=(policy, retention)),
+        PartitionRow("/data/d1", "clicks-0", "clicks", 0, "skipped", 9, 0),  # decided nothing: not listed
+    )
+    path = tmp_path / "result.json"
+    write_result_json(path, JobSummary("compact", new_run_id(), True, rows))
+    body = json.loads(path.read_text())
+    assert body["topics"] == [
+        {
+            "log_dir": "/data/d1",
+            "topic": "orders",
+            "settings": {
+                "cleanup.policy": {"value": "compact", "source": "topic config (metadata log)"},
+                "retention.ms": {"value": "604800000", "source": "default"},
+            },
+        }
+    ]
+    assert body["partitions"][1]["settings"][0] == {
+        "name": "cleanup.policy",
+        "value": "compact",
+        "source": "topic config (metadata log)",
+    }
+    assert settings_lines(rows) == [
+        "  d1/orders: cleanup.policy=compact (topic config (metadata log)), retention.ms=604800000 (default)"
+    ]

@@ -30,7 +30,9 @@ def clean_log_dir(tmp_path: Path) -> Path:
         {TopicPartition("events", 0): 40, TopicPartition("accounts", 0): 30},
     )
     write_clean_shutdown(builder.path)
-    (tmp_path / "topics.toml").write_text('[topics."accounts"]\n"cleanup.policy" = "compact"\n')
+    (tmp_path / "topics.toml").write_text(
+        '[topics."accounts"]\n"cleanup.policy" = "compact"\n[topics."events"]\n"cleanup.policy" = "delete"\n'
+    )
     (tmp_path / "server.properties").write_text(f"log.dirs={builder.path}\nlog.retention.hours=168\nnum.partitions=3\n")
     return builder.path
 
@@ -67,6 +69,19 @@ def test_dry_run_lists_exactly_what_the_run_deletes(spark, clean_log_dir: Path, 
     reasons = [a["reason"] for a in done["events-0"]["actions"] if a["kind"] == "delete_segment"]
     assert all(r.startswith("retention_ms_breach") for r in reasons)
     assert done["events-0"]["log_start_offset"] == 40
+    # Each row names the settings it was decided with and where each came from.
+    assert done["events-0"]["actions"][0] == {
+        "kind": "retention_plan",
+        "file": "",
+        "base_offset": -1,
+        "bytes": 0,
+        "reason": "cleanup.policy=delete (topic-config file), retention.ms=604800000 (server.properties), "
+        "retention.bytes=-1 (default)",
+    }
+    assert {t["topic"]: t["settings"]["cleanup.policy"] for t in json.loads(plan_json.read_text())["topics"]} == {
+        "accounts": {"value": "compact", "source": "topic-config file"},
+        "events": {"value": "delete", "source": "topic-config file"},
+    }
     assert _bases(clean_log_dir / "events-0") == [40]
     assert _bases(clean_log_dir / "accounts-0") == [0, 10, 20]  # compact only: no time retention
     assert read_clean_shutdown(clean_log_dir) is not None

@@ -16,7 +16,7 @@ from kafka.record.memory_records import MemoryRecords
 from jobs import audit, compact, recover, retention, stats
 from jobs._delta import MAINTENANCE_LOG, SEGMENT_STATS, read_table
 from jobs._quality import validate_segment_stats
-from jobs.demo import generate
+from jobs.demo import TOPIC_CONFIG, generate
 from storage_core import names
 from storage_core.checkpoint import write_offset_checkpoint
 from tests.jobs.conftest import MASTER
@@ -73,9 +73,7 @@ def warehouse(tmp_path_factory, spark) -> tuple[Path, list[Path]]:
     for log_dir in log_dirs:
         hws = {names.parse_partition_dir_name(p.name).topic_partition: 10**9 for p in log_dir.iterdir() if p.is_dir()}
         write_offset_checkpoint(log_dir / names.REPLICATION_OFFSET_CHECKPOINT, hws)
-    (root / "topics.toml").write_text(
-        '[topics."accounts"]\n"cleanup.policy" = "compact"\n"min.cleanable.dirty.ratio" = 0.01\n'
-    )
+    (root / "topics.toml").write_text(TOPIC_CONFIG)
     wh = root / "warehouse"
     common = [
         "--log-dirs",

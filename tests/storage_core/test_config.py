@@ -11,12 +11,12 @@ from storage_core.config import (
     BrokerConfig,
     LogConfig,
     TopicOverrides,
-    effective_log_config,
     load_broker_config,
     load_topic_overrides,
     parse_broker_config,
     parse_topic_overrides,
 )
+from storage_core.config_layers import layer_configs
 from storage_core.errors import InvalidConfigError
 from storage_core.java_properties import parse_java_properties
 
@@ -262,11 +262,12 @@ def test_topic_overrides_over_broker_defaults(tmp_path: Path) -> None:
     path.write_text(TOPICS_TOML)
     overrides = load_topic_overrides(path)
     broker = parse_broker_config({"log.retention.hours": "1", "log.segment.bytes": "2000000"})
-    orders = effective_log_config(broker, overrides, "orders")
+    layers = layer_configs(broker, file=overrides)
+    orders = layers.topic("orders").config
     assert orders == replace(
         broker.log_defaults, retention_ms=1000, cleanup_policy=frozenset({"compact", "delete"}), segment_bytes=1_048_576
     )
-    payments = effective_log_config(broker, overrides, "payments.v2")
+    payments = layers.topic("payments.v2").config
     assert payments == replace(
         broker.log_defaults,
         retention_bytes=5000,
@@ -274,18 +275,19 @@ def test_topic_overrides_over_broker_defaults(tmp_path: Path) -> None:
         min_cleanable_dirty_ratio=0.1,
         preallocate=True,
     )
-    assert effective_log_config(broker, overrides, "other") == broker.log_defaults
+    assert layers.topic("other").config == broker.log_defaults
     assert load_topic_overrides(None) == TopicOverrides()
 
 
 def test_internal_topics_are_compacted_as_the_broker_creates_them() -> None:
     broker = parse_broker_config({"log.cleanup.policy": "delete", "offsets.topic.segment.bytes": "1000000"})
-    offsets = effective_log_config(broker, TopicOverrides(), "__consumer_offsets")
+    offsets = layer_configs(broker).topic("__consumer_offsets").config
     assert (offsets.cleanup_policy, offsets.segment_bytes) == (frozenset({"compact"}), 1_000_000)
-    txn = effective_log_config(broker, TopicOverrides(), "__transaction_state")
+    txn = layer_configs(broker).topic("__transaction_state").config
     assert (txn.cleanup_policy, txn.segment_bytes) == (frozenset({"compact"}), 104_857_600)
     overridden = parse_topic_overrides({"topics": {"__consumer_offsets": {"cleanup.policy": "compact,delete"}}})
-    assert effective_log_config(broker, overridden, "__consumer_offsets").cleanup_policy == {"compact", "delete"}
+    layered = layer_configs(broker, file=overridden).topic("__consumer_offsets").config
+    assert layered.cleanup_policy == {"compact", "delete"}
 
 
 @pytest.mark.parametrize(
