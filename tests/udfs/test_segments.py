@@ -21,6 +21,8 @@ def input_batch(log_dir: Path, dir_name: str, bases: list[int]) -> pa.RecordBatc
             "dir_name": dir_name,
             "topic": "orders",
             "partition": 0,
+            "topic_id": "",
+            "is_replica_of_this_broker": None,
             "base_offset": base,
             "is_active": base == bases[-1],
         }
@@ -40,6 +42,7 @@ def test_one_output_row_per_segment_with_the_table_schema(tmp_path: Path) -> Non
     expected = dataclasses.asdict(segment_stats(logs / "orders-0", 0, is_active=False))
     assert {k: out.to_pylist()[0][k] for k in expected} == expected
     assert {r["run_id"] for r in out.to_pylist()} == {"r1"}
+    assert {(r["topic_id"], r["is_replica_of_this_broker"]) for r in out.to_pylist()} == {("", None)}
     assert out.column("run_ts").type == pa.timestamp("us", tz="UTC")
 
 
