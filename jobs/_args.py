@@ -1,9 +1,9 @@
 """The options every logkeeper job takes, validated before anything is touched (a bad one exits 2).
 
     logkeeper <job> --log-dirs D[,D] [--server-properties F] [--topic-config F] [--warehouse W]
-                    [--master M] [--now-ms T] [--dry-run] [--result-json F]
-                    [--metadata-log-dir D | --no-metadata-log] [--assume-broker-defaults]
-                    (+ the job's own flags)
+                    [--master M] [--now-ms T] [--dry-run] [--result-json F] [--run-id R]
+                    [--quarantine-dir Q] [--metadata-log-dir D | --no-metadata-log]
+                    [--assume-broker-defaults]   (+ the job's own flags)
 
 `--server-properties` is a broker's own server.properties (Kafka's names: `log.retention.hours`,
 `log.cleanup.policy`, ...); without `--log-dirs` its `log.dirs` are maintained. `--topic-config`
@@ -12,13 +12,21 @@ is a TOML file of `[topics."name"]` tables with topic-level keys, or the text `k
 come from its KRaft metadata log, found in the log dirs unless `--no-metadata-log`
 (:mod:`jobs._cluster`); `--assume-broker-defaults` lets destructive jobs apply the broker's defaults
 to topics whose own configs are unknown (dangerous).
+
+`--run-id` names the run (default: a new one); a retried run given the same id replaces its own
+rows in the Delta tables and reuses its own quarantine pieces. Record bytes a job must remove go to
+the quarantine (:mod:`storage_core.quarantine`): `--quarantine-dir`, else `<warehouse>/quarantine`
+when the warehouse is a local path; it must be outside every log dir. A job that loads logs (recover,
+retention, compact, stats) and has no quarantine location is refused (exit 2) unless it is a dry run.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +69,13 @@ def job_parser(job: str, description: str) -> argparse.ArgumentParser:
     parser.add_argument("--now-ms", type=int, default=None, help="the clock, in ms since the epoch (default: now)")
     parser.add_argument("--dry-run", action="store_true", help="report what would change, change nothing")
     parser.add_argument("--result-json", type=Path, help="write the per-partition results as JSON here")
+    parser.add_argument("--run-id", help="the run's id (default: a new one); a retried run reuses its own")
+    parser.add_argument("--dry-run-state", type=Path, help=argparse.SUPPRESS)  # maintain's steps share a dry run
+    parser.add_argument(
+        "--quarantine-dir",
+        type=Path,
+        help="where removed record bytes are kept, outside every log dir (default: <warehouse>/quarantine)",
+    )
     return parser
 
 
@@ -122,6 +137,40 @@ class JobArgs:
     dry_run: bool
     result_json: Path | None
     assume_broker_defaults: bool = False
+    run_id: str = ""
+    quarantine_dir: Path | None = None
+    dry_run_state: Path | None = None  # a dry run's overlays, kept between the steps of `maintain`
+
+
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:/")
+
+
+def _run_id(value: str | None) -> str:
+    """`--run-id` (it names a quarantine directory: letters, digits, `.`, `_`, `-`), else a new one."""
+    if value is None:
+        return uuid.uuid4().hex
+    if not _RUN_ID.fullmatch(value):
+        raise UsageError(
+            f"--run-id {value!r}: use 1-128 letters, digits, '.', '_' or '-', starting with one of the first two"
+        )
+    return value
+
+
+def _quarantine_dir(option: Path | None, warehouse: Path, log_dirs: tuple[Path, ...]) -> Path | None:
+    """`--quarantine-dir`, else `<warehouse>/quarantine` for a local warehouse; never inside a log dir."""
+    quarantine = option if option is not None else None if _URI.match(str(warehouse)) else warehouse / "quarantine"
+    if quarantine is None:
+        return None
+    quarantine = quarantine.absolute()  # it is written in the audit rows
+    resolved = quarantine.resolve()
+    for log_dir in log_dirs:
+        if resolved.is_relative_to(log_dir.resolve()):
+            source = "--quarantine-dir" if option is not None else f"<warehouse>/quarantine ({quarantine})"
+            raise UsageError(
+                f"{source} is inside log dir {log_dir}: a broker would load it as a partition; put it elsewhere"
+            )
+    return quarantine
 
 
 def _load_config(option: str, path: Path | None, load: Callable[[Path | None], C]) -> C:
@@ -184,7 +233,7 @@ def config_args(namespace: argparse.Namespace) -> ConfigArgs:
     return ConfigArgs(log_dirs, broker, topics, cluster)
 
 
-def common_args(namespace: argparse.Namespace, *, destructive: str | None = None) -> JobArgs:
+def common_args(namespace: argparse.Namespace, *, destructive: str | None = None, quarantines: bool = False) -> JobArgs:
     """Validate the common options of a parsed command line.
 
     Args:
@@ -192,15 +241,25 @@ def common_args(namespace: argparse.Namespace, *, destructive: str | None = None
         destructive: for a job that changes topics by their configs (retention, compact), what it
             does to them ("compact"), for the message of :func:`jobs._cluster.refuse_before_changes`:
             its topics' own configs must be known, unless `--assume-broker-defaults`.
+        quarantines: the job loads logs, so it may have to quarantine record bytes: a real run needs
+            a quarantine location.
 
     Raises:
         UsageError: a missing or invalid file, a bad config key or value, no or missing log dirs,
-            a negative `--now-ms`, a metadata log that cannot be read, topics whose configs a
+            a negative `--now-ms`, a bad `--run-id`, a quarantine location inside a log dir or
+            missing where needed, a metadata log that cannot be read, topics whose configs a
             destructive job would have to guess; the message is one operator-readable line.
     """
     if namespace.now_ms is not None and namespace.now_ms < 0:
         raise UsageError(f"--now-ms must be milliseconds since the epoch (got {namespace.now_ms})")
+    run_id = _run_id(namespace.run_id)
     configs = config_args(namespace)
+    quarantine_dir = _quarantine_dir(namespace.quarantine_dir, namespace.warehouse, configs.log_dirs)
+    if quarantines and quarantine_dir is None and not namespace.dry_run:
+        raise UsageError(
+            f"the warehouse {namespace.warehouse} is not a local path: give --quarantine-dir, where record bytes "
+            "that must be removed from a log dir are kept"
+        )
     if destructive is not None:
         refuse_before_changes(
             configs.log_dirs, configs.cluster, assume_broker_defaults=namespace.assume_broker_defaults, job=destructive
@@ -216,4 +275,7 @@ def common_args(namespace: argparse.Namespace, *, destructive: str | None = None
         dry_run=namespace.dry_run,
         result_json=namespace.result_json,
         assume_broker_defaults=namespace.assume_broker_defaults,
+        run_id=run_id,
+        quarantine_dir=quarantine_dir,
+        dry_run_state=namespace.dry_run_state if namespace.dry_run else None,
     )

@@ -1,7 +1,11 @@
 """The maintenance log: every action of every job, appended to the Delta table `<warehouse>/maintenance_log`.
 
 One row per file action a partition's maintenance took (or, in a dry run, planned), plus one
-`partition` summary row per partition, so that audit queries see every partition a run touched.
+`partition` summary row per partition, so that audit queries see every partition a run touched,
+and one row per file a job changed in a log dir itself (`.lock`, marker, checkpoints: `dir_name`
+empty, `partition` -1). `change` says how the file changed (create, rewrite, truncate, delete,
+rename, quarantine, none); a quarantined piece's row holds its path (`target`), byte count
+(`bytes_removed`), sha256 and offset range.
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ import datetime
 from dataclasses import dataclass
 from pathlib import Path
 
-from jobs._common import JobSummary
+from jobs._common import ActionRow, JobSummary
 from jobs._delta import MAINTENANCE_LOG, write_run
 from jobs._schema import to_arrow
 
@@ -36,15 +40,34 @@ class MaintenanceLogRow:
     status: str
     reason: str
     dry_run: bool
+    change: str
+    target: str
+    sha256: str
+    first_offset: int
+    last_offset: int
+
+
+def _action_fields(action: ActionRow) -> dict[str, object]:
+    return {
+        "action": action.kind,
+        "files": action.file,
+        "base_offset": action.base_offset,
+        "bytes_removed": action.bytes,
+        "reason": action.reason,
+        "change": action.change,
+        "target": action.target,
+        "sha256": action.sha256,
+        "first_offset": action.first_offset,
+        "last_offset": action.last_offset,
+    }
 
 
 def maintenance_rows(summary: JobSummary, *, ts: datetime.datetime) -> list[MaintenanceLogRow]:
     rows = []
+    run = {"run_id": summary.run_id, "job": summary.job, "ts": ts, "dry_run": summary.dry_run}
     for part in summary.rows:
-        common = {
-            "run_id": summary.run_id,
-            "job": summary.job,
-            "ts": ts,
+        where = {
+            **run,
             "log_dir": part.log_dir,
             "topic": part.topic,
             "partition": part.partition,
@@ -53,24 +76,14 @@ def maintenance_rows(summary: JobSummary, *, ts: datetime.datetime) -> list[Main
             "log_end_offset": part.log_end_offset,
             "bytes_before": part.size_bytes,
             "status": part.status,
-            "dry_run": summary.dry_run,
         }
-        rows.append(
-            MaintenanceLogRow(
-                action="partition",
-                files="",
-                base_offset=-1,
-                bytes_removed=part.truncated_bytes + part.bytes_deleted,
-                reason=f"{part.error_type}: {part.error_message}" if part.error_type else part.error_message,
-                **common,
-            )
-        )
-        rows += [
-            MaintenanceLogRow(
-                action=a.kind, files=a.file, base_offset=a.base_offset, bytes_removed=a.bytes, reason=a.reason, **common
-            )
-            for a in part.actions
-        ]
+        reason = f"{part.error_type}: {part.error_message}" if part.error_type else part.error_message
+        summary_row = ActionRow("partition", "", -1, part.truncated_bytes + part.bytes_deleted, reason)
+        rows += [MaintenanceLogRow(**_action_fields(a), **where) for a in (summary_row, *part.actions)]
+    for log_dir in summary.log_dirs:
+        where = {**run, "log_dir": log_dir.log_dir, "topic": "", "partition": -1, "dir_name": ""}
+        where |= {"log_start_offset": -1, "log_end_offset": -1, "bytes_before": 0, "status": "ok"}
+        rows += [MaintenanceLogRow(**_action_fields(a), **where) for a in log_dir.actions]
     return rows
 
 

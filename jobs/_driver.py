@@ -1,9 +1,10 @@
 """The shared `main` of a logkeeper job: parse, run, write the results, map the outcome to an exit code.
 
 Exit 2 with one line for bad arguments or configuration, or a run that refuses to guess a topic's
-config (nothing touched), 3 with one line when a
-live process holds a log dir's `.lock` (nothing touched), otherwise 1 if any partition failed and 0
-if none did. The per-partition rows go to `--result-json` and the Delta maintenance log.
+config (nothing touched), 3 with one line when a live process holds a log dir's `.lock` (nothing
+touched), otherwise 1 if any partition failed, is corrupt or was truncated (records moved to the
+quarantine), and 0 if none did. The per-partition rows go to `--result-json` and the Delta
+maintenance log; each failed, corrupt or truncated partition gets one line on stderr saying why.
 """
 
 from __future__ import annotations
@@ -51,9 +52,8 @@ def run_main(job: str, parse: Callable[[list[str]], Any], run: Callable[[Any], J
     from jobs._audit import write_maintenance_log  # imports pyarrow/deltalake only when a job ran
 
     write_maintenance_log(args.common.warehouse, summary)
-    ok = sum(1 for r in summary.rows if r.status == "ok")
     print(
-        f"logkeeper {job}: {len(summary.rows)} partitions, {ok} ok, {summary.failed} failed"
+        f"logkeeper {job}: {len(summary.rows)} partitions, {summary.status_counts()}"
         + (" (dry run: nothing changed)" if summary.dry_run else ""),
         file=sys.stderr,
     )

@@ -11,35 +11,65 @@ partition dir becomes a failed row instead of stopping the job.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from jobs._results import PartitionRow, skipped_row
+from jobs._results import LogDirRow, PartitionRow, action_rows, skipped_row
 from storage_core import names
 from storage_core.errors import InvalidNameError
 from storage_core.fs import FileSystem, default_fs
+from storage_core.load_actions import ActionKind, FileChange, LoadAction, written
 from storage_core.lock import LogDirLock, acquire_log_dir_lock
 from storage_core.log_dir import LogDirState, PartitionOutcome, close_log_dir
 from storage_core.names import TopicPartition
 
 
+class HeldLocks(list[LogDirLock]):
+    """The locks of :func:`locked_log_dirs`; after the block, what taking them did to each `.lock` file."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.existed: dict[Path, bool] = {}
+
+    def lock_file_actions(self, log_dir: Path, *, fs: FileSystem | None = None) -> list[LoadAction]:
+        """The `.lock` file's net change (created, or deleted when the lock protocol removes it)."""
+        fs = fs or default_fs()
+        path = Path(log_dir) / names.LOCK_FILE
+        before, after = self.existed.get(Path(log_dir), True), fs.exists(path)
+        if before == after:
+            return []
+        if after:
+            return [
+                written(
+                    ActionKind.CREATE_LOCK_FILE,
+                    path.name,
+                    fs.read_bytes(path),
+                    existed=False,
+                    reason="to take the lock",
+                )
+            ]
+        return [
+            LoadAction(ActionKind.CREATE_LOCK_FILE, path.name, change=FileChange.DELETE, reason="released the lock")
+        ]
+
+
 @contextmanager
-def locked_log_dirs(log_dirs: Sequence[Path], *, fs: FileSystem | None = None) -> Iterator[list[LogDirLock]]:
+def locked_log_dirs(log_dirs: Sequence[Path], *, fs: FileSystem | None = None) -> Iterator[HeldLocks]:
     """Hold every log dir's `.lock` for the block.
 
     Raises:
         LogDirLockedError: a live process holds one of the locks; the ones taken are released and
             nothing else was touched.
     """
-    locks: list[LogDirLock] = []
-    try:
+    locks = HeldLocks()
+    probe = fs or default_fs()
+    with ExitStack() as releases:  # every lock taken is released, even if releasing another one fails
         for log_dir in log_dirs:
+            locks.existed[Path(log_dir)] = probe.exists(Path(log_dir) / names.LOCK_FILE)
             locks.append(acquire_log_dir_lock(log_dir, fs=fs))
+            releases.callback(locks[-1].release)
         yield locks
-    finally:
-        for lock in locks:
-            lock.release()
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,8 +166,13 @@ def high_watermark(state: LogDirState, tp: TopicPartition, source: str) -> int |
 
 
 def close_log_dirs(
-    states: Mapping[Path, LogDirState], rows: Sequence[PartitionRow], *, require_clean: bool, offsets_unchanged: bool
-) -> None:
+    states: Mapping[Path, LogDirState],
+    rows: Sequence[PartitionRow],
+    *,
+    require_clean: bool,
+    offsets_unchanged: bool,
+    fs: FileSystem | None = None,
+) -> dict[Path, list[LoadAction]]:
     """Checkpoint every maintained log dir, and mark it clean if nothing in it failed.
 
     Args:
@@ -145,7 +180,12 @@ def close_log_dirs(
         rows: every row of the run (partitions, skipped ones, and names that are not partitions).
         require_clean: only dirs that had a clean shutdown were maintained (retention, compact).
         offsets_unchanged: the job moved no log start or end offset (compact): keep those entries.
+        fs: the file system (an overlay in a dry run).
+
+    Returns:
+        The files written, per log dir.
     """
+    written_per_dir: dict[Path, list[LoadAction]] = {}
     for log_dir, state in states.items():
         if require_clean and not state.had_clean_shutdown:
             continue
@@ -157,10 +197,32 @@ def close_log_dirs(
                 r.log_start_offset,
                 r.log_end_offset,
                 r.first_segment_base_offset,
-                offsets_unchanged=offsets_unchanged,
+                offsets_unchanged=offsets_unchanged and r.status != "truncated",  # its load cut the log
             )
             for r in mine
             if r.partition >= 0 and (offsets_unchanged or r.status != "skipped")
         ]
         unloadable = sum(1 for r in mine if r.partition < 0)
-        close_log_dir(state, outcomes, other_failures=unloadable)
+        written_per_dir[log_dir] = list(close_log_dir(state, outcomes, other_failures=unloadable, fs=fs).actions)
+    return written_per_dir
+
+
+def log_dir_rows(
+    log_dirs: Sequence[Path],
+    locks: HeldLocks,
+    *,
+    opened: Mapping[Path, LogDirState] | None = None,
+    closed: Mapping[Path, list[LoadAction]] | None = None,
+    more: Mapping[Path, list[LoadAction]] | None = None,
+) -> tuple[LogDirRow, ...]:
+    """Each log dir's own actions, in order: its `.lock`, the marker's removal, then what closing
+    (and `more`, e.g. the cleaner checkpoint) wrote. Call after the locks are released."""
+    rows = []
+    for log_dir in map(Path, log_dirs):
+        actions = locks.lock_file_actions(log_dir)
+        if opened is not None and log_dir in opened:
+            actions += opened[log_dir].actions
+        actions += (more or {}).get(log_dir, [])
+        actions += (closed or {}).get(log_dir, [])
+        rows.append(LogDirRow(str(log_dir), action_rows(actions)))
+    return tuple(rows)

@@ -2,13 +2,24 @@
 
 Every partition's outcome is a typed row (frozen dataclass) that executors return; a job run is a
 :class:`JobSummary` whose totals are derived from its rows, never stored beside them. Exit codes
-(all jobs): 0 ok, 1 some partition failed or is corrupt (the others were done), 2 bad arguments or
-configuration, 3 refused (a live process holds a log dir's `.lock`).
+(all jobs): 0 ok, 1 some partition failed, is corrupt or was truncated (the others were done), 2 bad
+arguments or configuration, 3 refused (a live process holds a log dir's `.lock`).
 
-The result JSON (`--result-json`) is `{job, run_id, dry_run, partitions: [row, ...], topics: [...]}`:
-rows in a stable order (log dir, topic, partition, dir name), each row's keys in its dataclass field
-order; `topics` lists, per log dir and topic, the settings the job decided with and the layer each
-came from (`{log_dir, topic, settings: {name: {value, source}}}`, :mod:`storage_core.config_layers`).
+Partition statuses: `ok`; `truncated` (recovery took records a reader would have returned out of the
+live log, a whole valid batch or more: they are in the quarantine, not lost, but the partition's
+log no longer holds them, so an operator must look: exit 1; a torn tail holds no such batch and
+leaves the partition `ok`); `corrupt` (corruption found and kept: deep verify, verify-only index
+mismatches); `failed` (the partition's maintenance raised; its files are as a crash would leave
+them); `skipped` (left alone on purpose). A truncated partition is consistent: its log dir is
+checkpointed and marked clean, and the later steps of `maintain` process it.
+
+
+The result JSON (`--result-json`) is `{job, run_id, dry_run, partitions: [row, ...], topics: [...],
+log_dirs: [...]}`: rows in a stable order (log dir, topic, partition, dir name), each row's keys in
+its dataclass field order; `topics` lists, per log dir and topic, the settings the job decided with
+and the layer each came from (`{log_dir, topic, settings: {name: {value, source}}}`,
+:mod:`storage_core.config_layers`); `log_dirs` holds each log dir's own file actions (lock, marker,
+checkpoints).
 """
 
 from __future__ import annotations
@@ -27,38 +38,61 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from storage_core.config_layers import ConfigValue
 from storage_core.errors import StorageError
-from storage_core.load_actions import LoadAction
+from storage_core.load_actions import LoadAction, partial_actions
 
 if TYPE_CHECKING:
     from jobs._log_dirs import PartitionTask
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
-# Row statuses that make a job exit 1: the partition's maintenance raised, or found corruption it must
-# not repair by itself (recover below the recovery point, rebuild-indexes --verify-only mismatches).
-FAILED_STATUSES = frozenset({"failed", "corrupt"})
+# Row statuses that make a job exit 1: the partition's maintenance raised, found corruption it must
+# not repair by itself (recover below the recovery point, rebuild-indexes --verify-only mismatches), or
+# took records out of the live log into the quarantine.
+FAILED_STATUSES = frozenset({"failed", "corrupt", "truncated"})
+STATUSES = ("ok", "truncated", "corrupt", "failed", "skipped")
 
 
 @dataclass(frozen=True, slots=True)
 class ActionRow:
-    """One file action, as it goes to JSON and to the maintenance log."""
+    """One file action (or finding), as it goes to JSON and to the maintenance log (see `LoadAction`)."""
 
     kind: str
     file: str
     base_offset: int
     bytes: int
     reason: str
+    change: str = "none"
+    target: str = ""
+    sha256: str = ""
+    first_offset: int = -1
+    last_offset: int = -1
 
     @classmethod
     def of(cls, action: LoadAction) -> ActionRow:
-        return cls(action.kind.value, action.file, action.base_offset, action.bytes, action.reason)
+        return cls(
+            action.kind.value,
+            action.file,
+            action.base_offset,
+            action.bytes,
+            action.reason,
+            action.change.value,
+            action.target,
+            action.sha256,
+            action.first_offset,
+            action.last_offset,
+        )
+
+
+def action_rows(actions: Iterable[LoadAction]) -> tuple[ActionRow, ...]:
+    return tuple(ActionRow.of(a) for a in actions)
 
 
 @dataclass(frozen=True, slots=True)
 class PartitionRow:
     """The typed result of one partition, as executors return it.
 
-    `status` is ok | corrupt | failed | skipped; a failed row carries `error_type` and `error_message`.
-    `settings` are the topic's settings the job decided with, each with the layer it came from.
+    `status` is one of :data:`STATUSES`; a failed row carries `error_type` and `error_message`, a
+    truncated or corrupt one says why in them. `settings` are the topic's settings the job decided
+    with, each with the layer it came from.
     """
 
     log_dir: str
@@ -89,22 +123,37 @@ class StatusRow(Protocol):
 
 
 def exit_code(rows: Iterable[StatusRow]) -> int:
-    """1 if any row failed (or found corruption), else 0."""
+    """1 if any row failed, found corruption or was truncated, else 0."""
     return EXIT_FAILED if any(row.status in FAILED_STATUSES for row in rows) else EXIT_OK
 
 
 @dataclass(frozen=True, slots=True)
+class LogDirRow:
+    """What a job changed in a log dir itself (not in a partition): its `.lock`, the clean-shutdown
+    marker, the checkpoints."""
+
+    log_dir: str
+    actions: tuple[ActionRow, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class JobSummary:
-    """A job run: its id and every partition's row; totals are derived."""
+    """A job run: its id, every partition's row and every log dir's own actions; totals are derived."""
 
     job: str
     run_id: str
     dry_run: bool
     rows: tuple[PartitionRow, ...]
+    log_dirs: tuple[LogDirRow, ...] = ()
 
     @property
     def failed(self) -> int:
         return sum(1 for r in self.rows if r.status in FAILED_STATUSES)
+
+    def status_counts(self) -> str:
+        """`2 ok, 1 truncated, 0 failed`: ok and failed always, the other statuses when present."""
+        counts = {status: sum(1 for r in self.rows if r.status == status) for status in STATUSES}
+        return ", ".join(f"{n} {status}" for status, n in counts.items() if n or status in ("ok", "failed"))
 
     @property
     def exit_code(self) -> int:
@@ -120,7 +169,7 @@ def partition_row(part: PartitionTask, status: str, *, started: float | None, **
 
     Args:
         part: the partition.
-        status: ok | corrupt | failed | skipped.
+        status: one of :data:`STATUSES`.
         started: `time.monotonic()` when its work began (the row's `duration_ms` runs from
             there); None for a partition left untouched (0 ms).
         outcome: the other fields of :class:`PartitionRow`, by name.
@@ -162,9 +211,17 @@ def failed_row(part: PartitionTask, started: float, exc: BaseException) -> Parti
     Args:
         part: the partition.
         started: `time.monotonic()` when its work began.
-        exc: the StorageError or OSError it raised.
+        exc: the StorageError or OSError it raised; what was changed before it is still reported
+            (`storage_core.load_actions.partial_actions`).
     """
-    return partition_row(part, "failed", started=started, error_type=type(exc).__name__, error_message=str(exc))
+    return partition_row(
+        part,
+        "failed",
+        started=started,
+        actions=action_rows(partial_actions(exc)),
+        error_type=type(exc).__name__,
+        error_message=str(exc),
+    )
 
 
 def refused_unclean(part: PartitionTask) -> PartitionRow:
@@ -228,7 +285,8 @@ def settings_lines(rows: Iterable[PartitionRow]) -> list[str]:
 
 
 def write_result_json(path: Path, summary: JobSummary) -> None:
-    """Write `{job, run_id, dry_run, partitions: [...], topics: [...]}` atomically (temp file, then rename)."""
+    """Write `{job, run_id, dry_run, partitions: [...], topics: [...], log_dirs: [...]}` atomically (temp file,
+    then rename)."""
     rows = sorted(summary.rows, key=lambda r: (r.log_dir, r.topic, r.partition, r.dir_name))
     body = {
         "job": summary.job,
@@ -243,6 +301,7 @@ def write_result_json(path: Path, summary: JobSummary) -> None:
             }
             for (log_dir, topic), settings in topic_settings(rows).items()
         ],
+        "log_dirs": [dataclasses.asdict(row) for row in sorted(summary.log_dirs, key=lambda r: r.log_dir)],
     }
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -6,10 +6,12 @@ unknown is refused, exit 2, before anything is touched; stray replicas are left 
 cleaner-offset-checkpoint, log start offsets, high watermarks and the clean-shutdown marker (a dir
 that was not cleanly shut down is refused: run `recover` first). The `clean_plan` row and the
 skipped rows of topics without `compact` name the settings used and where they came from.
-Executors clean each partition whose `cleanup.policy` has `compact` until it is no longer a
-candidate (:func:`storage_core.cleaner.compact.compact_partition`), largest first. The driver then
-writes cleaner-offset-checkpoint atomically and re-creates the clean-shutdown marker. Kafka's stats
-lines of every pass go to the log and to the result JSON.
+Executors load each partition whose `cleanup.policy` has `compact` as a broker would
+(:mod:`jobs._load`), then clean it until it is no longer a candidate
+(:func:`storage_core.cleaner.compact.compact_partition`), largest first. The driver then writes
+cleaner-offset-checkpoint atomically and re-creates the clean-shutdown marker. Kafka's stats lines
+of every pass go to the log and to the result JSON; every file a pass rewrote or deleted is an
+action. A dry run cleans over overlay file systems: the same rows, no change.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from jobs._common import (
     PartitionDir,
     PartitionRow,
     UsageError,
+    action_rows,
     add_high_watermark_source,
     close_log_dirs,
     common_args,
@@ -35,7 +38,7 @@ from jobs._common import (
     high_watermark,
     job_parser,
     locked_log_dirs,
-    new_run_id,
+    log_dir_rows,
     partition_row,
     refused_unclean,
     run_main,
@@ -43,9 +46,11 @@ from jobs._common import (
     run_partition_work,
     skipped_row,
 )
+from jobs._load import job_fs, load_options, load_status, loaded_first, quarantine_roots
 from storage_core.cleaner.compact import compact_partition
 from storage_core.config import LogConfig
 from storage_core.config_layers import ConfigValue
+from storage_core.loader import LoadOptions
 from storage_core.log_dir import open_log_dir, write_cleaner_offsets
 from storage_core.names import TopicPartition
 
@@ -69,16 +74,15 @@ class CompactArgs:
 @dataclass(frozen=True, slots=True)
 class CompactTask:
     partition: PartitionDir
+    load: LoadOptions
     config: LogConfig
     settings: tuple[ConfigValue, ...]
     cleaner_checkpoint: int | None
-    log_start_offset: int
     high_watermark: int | None
-    now_ms: int
     dedupe_buffer_bytes: int
-    dry_run: bool
     rank: int
     total: int
+    dry_run_state: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +100,7 @@ def parse_args(argv: list[str]) -> CompactArgs:
     namespace = parser.parse_args(argv)
     if namespace.dedupe_buffer_bytes is not None and namespace.dedupe_buffer_bytes < 24:
         raise UsageError("--dedupe-buffer-bytes must hold at least one 24-byte entry")
-    common = common_args(namespace, destructive="compact")
+    common = common_args(namespace, destructive="compact", quarantines=True)
     return CompactArgs(common, namespace.dedupe_buffer_bytes, namespace.high_watermark_source)
 
 
@@ -107,19 +111,22 @@ def compact_one(task: CompactTask) -> CompactRow:
 
     def clean(started: float) -> PartitionRow:
         nonlocal cleaner_offset
-        result = compact_partition(
-            Path(part.log_dir) / part.dir_name,
-            config=task.config,
-            cleaner_checkpoint=task.cleaner_checkpoint,
-            log_start_offset=task.log_start_offset,
-            high_watermark=task.high_watermark,
-            now_ms=task.now_ms,
-            dedupe_buffer_bytes=task.dedupe_buffer_bytes,
-            dry_run=task.dry_run,
-        )
+        with loaded_first(part, task.load, task.dry_run_state) as (fs, loaded):
+            result = compact_partition(
+                Path(part.log_dir) / part.dir_name,
+                config=task.config,
+                cleaner_checkpoint=task.cleaner_checkpoint,
+                log_start_offset=task.load.log_start_offset,
+                high_watermark=task.high_watermark,
+                now_ms=task.load.now_ms,
+                dedupe_buffer_bytes=task.dedupe_buffer_bytes,
+                dry_run=task.load.dry_run,
+                fs=fs,
+            )
         cleaner_offset = result.cleaner_offset
         plan = result.initial_plan
         actions = [
+            *action_rows(loaded.actions),
             ActionRow(
                 "clean_plan",
                 "",
@@ -130,7 +137,7 @@ def compact_one(task: CompactTask) -> CompactRow:
                 + ("candidate" if plan.is_candidate else "not a candidate")
                 + "; settings: "
                 + ", ".join(map(str, task.settings)),
-            )
+            ),
         ]
         for done in result.passes:
             actions.append(
@@ -142,17 +149,20 @@ def compact_one(task: CompactTask) -> CompactRow:
                     " | ".join(done.summary[1:]),
                 )
             )
+            actions += action_rows(done.actions)
             for line in done.summary:
                 print(f"  {line}", file=sys.stderr)
         return partition_row(
             part,
-            "ok",
             started=started,
             log_start_offset=result.log_start_offset,
             log_end_offset=result.log_end_offset,
+            truncated_bytes=loaded.truncated_bytes,
             bytes_deleted=sum(p.stats.bytes_read - p.stats.bytes_written for p in result.passes),
+            indexes_rebuilt=loaded.segments_recovered,
             actions=tuple(actions),
             settings=task.settings,
+            **load_status(loaded),
         )
 
     row = run_partition_work(task, clean)
@@ -161,13 +171,13 @@ def compact_one(task: CompactTask) -> CompactRow:
 
 def run(args: CompactArgs) -> JobSummary:
     common = args.common
-    with locked_log_dirs(common.log_dirs):
+    with job_fs(common.dry_run, common.dry_run_state) as fs, locked_log_dirs(common.log_dirs) as locks:
         found, rows = discover_log_dirs(common.log_dirs)
         configured, strays = select_configured(
             found, common.cluster, assume_broker_defaults=common.assume_broker_defaults, job="compact"
         )
         rows += strays
-        states = {log_dir: open_log_dir(log_dir, dry_run=common.dry_run) for log_dir in common.log_dirs}
+        states = {log_dir: open_log_dir(log_dir, fs=fs) for log_dir in common.log_dirs}
         eligible = []
         for item in configured:
             part, policy = item.partition, item.config.value("cleanup.policy")
@@ -178,6 +188,7 @@ def run(args: CompactArgs) -> JobSummary:
                 rows.append(refused_unclean(part))
             else:
                 eligible.append(item)
+        roots = quarantine_roots(common)
         tasks = []
         for rank, item in enumerate(eligible, start=1):
             part = item.partition
@@ -186,32 +197,35 @@ def run(args: CompactArgs) -> JobSummary:
             tasks.append(
                 CompactTask(
                     part,
+                    load_options(common, state, part, roots, recover_corrupt_segments=True),
                     item.config.config,
                     item.config.values(*SETTINGS),
                     state.cleaner_offsets.get(tp),
-                    state.log_start_offsets.get(tp, 0),
                     high_watermark(state, tp, args.high_watermark_source),
-                    common.now_ms,
                     args.dedupe_buffer_bytes or common.cluster.layers(part.log_dir).broker.dedupe_buffer_size,
-                    common.dry_run,
                     rank,
                     len(eligible),
+                    common.dry_run_state,
                 )
             )
         spark = get_spark(common.master, "logkeeper compact")
         done = run_on_executors(spark, tasks, compact_one, description=f"compact {len(tasks)} partitions")
-        if not common.dry_run:
-            for log_dir, state in states.items():
-                if not state.had_clean_shutdown:
-                    continue
-                mine = [d for d in done if d.row.log_dir == str(log_dir)]
-                present = {TopicPartition(p.topic, p.partition) for p in found if p.log_dir == str(log_dir)}
-                updates = {
-                    TopicPartition(d.row.topic, d.row.partition): d.cleaner_offset for d in mine if d.row.status == "ok"
-                }
-                write_cleaner_offsets(state, updates, present)
-            close_log_dirs(states, rows + [d.row for d in done], require_clean=True, offsets_unchanged=True)
-    return JobSummary("compact", new_run_id(), common.dry_run, tuple(rows + [d.row for d in done]))
+        checkpoints = {}
+        for log_dir, state in states.items():
+            if not state.had_clean_shutdown:
+                continue
+            mine = [d for d in done if d.row.log_dir == str(log_dir)]
+            present = {TopicPartition(p.topic, p.partition) for p in found if p.log_dir == str(log_dir)}
+            updates = {
+                TopicPartition(d.row.topic, d.row.partition): d.cleaner_offset
+                for d in mine
+                if d.row.status not in ("failed", "skipped")
+            }
+            action = write_cleaner_offsets(state, updates, present, fs=fs)
+            checkpoints[log_dir] = [] if action is None else [action]
+        closed = close_log_dirs(states, rows + [d.row for d in done], require_clean=True, offsets_unchanged=True, fs=fs)
+    log_dirs = log_dir_rows(common.log_dirs, locks, opened=states, closed=closed, more=checkpoints)
+    return JobSummary("compact", common.run_id, common.dry_run, tuple(rows + [d.row for d in done]), log_dirs)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,23 +1,29 @@
 """`logkeeper maintain`: recover -> retention -> compact -> stats in one run with one run id.
 
 Recovery goes first; a log dir whose recovery failed gets no `.kafka_cleanshutdown`, so the
-destructive steps after it (retention, compact) refuse that dir and leave it as it is. Every step
-appends to the maintenance log under the same run id; the exit code is the worst of the steps.
-Common options go to every step; a step's own options (`--deep-verify`, `--handle-strays`,
-`--high-watermark-source`, `--file-delete-delay-ms`, `--dedupe-buffer-bytes`) only to the steps
-that take them. Every step's arguments are validated, including the destructive steps' refusal to guess a
-topic's config (:func:`jobs._cluster.refuse_before_changes`), before the first step runs: a
-refused run exits 2 with nothing changed.
+destructive steps after it (retention, compact) refuse that dir and leave it as it is. A partition
+recovery truncated (records moved to the quarantine) is consistent and goes on to the next steps.
+Every step appends to the maintenance log under the same run id (`--run-id`, else a new one, given
+to every step), and quarantines into the same run directory; the exit code is the worst of the steps.
+A dry run keeps what each step would have changed for the next one (:mod:`jobs._load`), so it
+reports what a real run of the four steps would do. Common options go to every step; a step's own
+options (`--deep-verify`, `--handle-strays`, `--high-watermark-source`, `--file-delete-delay-ms`,
+`--dedupe-buffer-bytes`) only to the steps that take them. Every step's arguments are validated,
+including the destructive steps' refusal to guess a topic's config
+(:func:`jobs._cluster.refuse_before_changes`), before the first step runs: a refused run exits 2
+with nothing changed.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import shutil
 import sys
+import tempfile
+from pathlib import Path
 
 from jobs import compact, recover, retention, stats
 from jobs._audit import write_maintenance_log
-from jobs._common import EXIT_REFUSED, EXIT_USAGE, UsageError, new_run_id, write_result_json
+from jobs._common import EXIT_REFUSED, EXIT_USAGE, FAILED_STATUSES, UsageError, new_run_id, write_result_json
 from jobs._results import settings_lines
 from storage_core.errors import LogDirLockedError
 
@@ -52,7 +58,18 @@ def argv_for(step: str, argv: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    run_id = new_run_id()
+    if not any(a == "--run-id" or a.startswith("--run-id=") for a in argv):
+        argv = [*argv, "--run-id", new_run_id()]
+    if "--dry-run" not in argv:
+        return _steps(argv)
+    state = Path(tempfile.mkdtemp(prefix="logkeeper-dry-run-"))  # each step's overlays, for the next step
+    try:
+        return _steps([*argv, "--dry-run-state", str(state)])
+    finally:
+        shutil.rmtree(state, ignore_errors=True)
+
+
+def _steps(argv: list[str]) -> int:
     parsed = []
     for name, module in STEPS:
         try:
@@ -65,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, module, args in parsed:
         print(f"logkeeper maintain: {name}", file=sys.stderr, flush=True)
         try:
-            summary = dataclasses.replace(module.run(args), run_id=run_id)
+            summary = module.run(args)
         except UsageError as exc:  # refused before the step changed anything
             print(f"logkeeper maintain ({name}): {exc}", file=sys.stderr)
             return EXIT_USAGE
@@ -79,8 +96,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.common.result_json is not None:
             write_result_json(args.common.result_json.with_name(f"{name}-{args.common.result_json.name}"), summary)
         write_maintenance_log(args.common.warehouse, summary)
-        failed = sum(1 for r in summary.rows if r.status in ("failed", "corrupt"))
-        print(f"logkeeper maintain: {name}: {len(summary.rows)} partitions, {failed} failed", file=sys.stderr)
+        print(f"logkeeper maintain: {name}: {len(summary.rows)} partitions, {summary.status_counts()}", file=sys.stderr)
+        for row in summary.rows:
+            if row.status in FAILED_STATUSES:
+                print(
+                    f"  {row.log_dir}/{row.dir_name}: {row.status}: {row.error_type} {row.error_message}",
+                    file=sys.stderr,
+                )
         if summary.dry_run and (lines := settings_lines(summary.rows)):
             print("\n".join(lines), file=sys.stderr)
         worst = max(worst, summary.exit_code)

@@ -2,7 +2,9 @@
 
 Each partition's `.index`, `.timeindex` and `.txnindex` are checked against a rebuild from its
 `.log` files (:func:`storage_core.index_rebuild.rebuild_indexes`); invalid or missing ones are
-reported, or replaced atomically. `.log` files are never changed (that is `recover`'s job).
+reported (`--verify-only`), or replaced atomically. `.log` files are never changed (that is
+`recover`'s job). A dry run rebuilds over overlay file systems: it reports each file a real run
+would write, and changes none.
 """
 
 from __future__ import annotations
@@ -12,22 +14,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jobs._common import (
-    ActionRow,
     JobArgs,
     JobSummary,
     PartitionDir,
     PartitionRow,
+    action_rows,
     common_args,
     discover_log_dirs,
     get_spark,
     job_parser,
     locked_log_dirs,
-    new_run_id,
+    log_dir_rows,
     partition_row,
     run_main,
     run_on_executors,
     run_partition_work,
 )
+from jobs._load import job_fs
 from storage_core.index_rebuild import rebuild_indexes
 from storage_core.partition_segments import SegmentSettings
 
@@ -43,8 +46,10 @@ class RebuildTask:
     partition: PartitionDir
     settings: SegmentSettings
     verify_only: bool
+    dry_run: bool
     rank: int
     total: int
+    dry_run_state: Path | None = None
 
 
 def parse_args(argv: list[str]) -> RebuildArgs:
@@ -59,16 +64,16 @@ def rebuild_partition(task: RebuildTask) -> PartitionRow:
     part = task.partition
 
     def rebuild(started: float) -> PartitionRow:
-        result = rebuild_indexes(
-            Path(part.log_dir) / part.dir_name, settings=task.settings, verify_only=task.verify_only
-        )
+        dir_path = Path(part.log_dir) / part.dir_name
+        with job_fs(task.dry_run, task.dry_run_state, str(dir_path)) as fs:
+            result = rebuild_indexes(dir_path, settings=task.settings, verify_only=task.verify_only, fs=fs)
         mismatched = task.verify_only and result.mismatches > 0
         return partition_row(
             part,
             "corrupt" if mismatched else "ok",
             started=started,
             indexes_rebuilt=0 if task.verify_only else result.mismatches,
-            actions=tuple(ActionRow.of(a) for a in result.actions),
+            actions=action_rows(result.actions),
             error_type="IndexMismatch" if mismatched else "",
             error_message=f"{result.mismatches} invalid or missing index files" if mismatched else "",
         )
@@ -78,19 +83,21 @@ def rebuild_partition(task: RebuildTask) -> PartitionRow:
 
 def run(args: RebuildArgs) -> JobSummary:
     common = args.common
-    with locked_log_dirs(common.log_dirs):
+    with locked_log_dirs(common.log_dirs) as locks:
         found, rows = discover_log_dirs(common.log_dirs)
         tasks = []
         for rank, part in enumerate(found, start=1):
             config = common.cluster.topic_config(part.log_dir, part.topic).config
             settings = SegmentSettings(config.index_interval_bytes, config.segment_index_bytes)
-            verify_only = args.verify_only or common.dry_run
-            tasks.append(RebuildTask(part, settings, verify_only, rank, len(found)))
+            tasks.append(
+                RebuildTask(part, settings, args.verify_only, common.dry_run, rank, len(found), common.dry_run_state)
+            )
         spark = get_spark(common.master, "logkeeper rebuild-indexes")
         rows += run_on_executors(
             spark, tasks, rebuild_partition, description=f"rebuild-indexes {len(tasks)} partitions"
         )
-    return JobSummary("rebuild-indexes", new_run_id(), common.dry_run or args.verify_only, tuple(rows))
+    log_dirs = log_dir_rows(common.log_dirs, locks)
+    return JobSummary("rebuild-indexes", common.run_id, common.dry_run or args.verify_only, tuple(rows), log_dirs)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,10 +1,12 @@
 """`logkeeper recover`: Kafka's LogManager.loadLogs + LogLoader over every partition, on Spark executors.
 
 Driver: lock every log dir (refuse a held `.lock`), read each dir's clean-shutdown marker and
-checkpoints and delete the marker (unless dry run), discover partitions, run
-:func:`recover_partition` on executors largest first, then per log dir write the recovery-point and
-log-start-offset checkpoints and, only if every partition of the dir recovered, `.kafka_cleanshutdown`
-(so a broker starts without recovery).
+checkpoints and delete the marker, discover partitions, run :func:`recover_partition` on executors
+largest first, then per log dir write the recovery-point and log-start-offset checkpoints and, only
+if every partition of the dir recovered, `.kafka_cleanshutdown` (so a broker starts without
+recovery). Record bytes recovery removes are quarantined first (`--quarantine-dir`); a partition
+whose whole, valid records went there is `truncated` (exit 1). A dry run does all of it over
+overlay file systems (:mod:`jobs._load`): the same rows, no change.
 
 With the cluster's metadata image (:mod:`jobs._cluster`), each partition dir is also checked as a
 KRaft broker checks it at startup (:mod:`storage_core.topology`): a stray replica (no topic id, a
@@ -28,25 +30,25 @@ from jobs._common import (
     JobSummary,
     PartitionDir,
     PartitionRow,
+    action_rows,
     close_log_dirs,
     common_args,
     discover_log_dirs,
     get_spark,
     job_parser,
     locked_log_dirs,
-    new_run_id,
+    log_dir_rows,
     partition_row,
     run_main,
     run_on_executors,
     run_partition_work,
 )
+from jobs._load import job_fs, load_options, load_status, quarantine_roots
 from storage_core import names
 from storage_core.config_layers import ConfigValue
-from storage_core.load_actions import ActionKind
 from storage_core.loader import LoadOptions, load_partition
 from storage_core.log_dir import open_log_dir
 from storage_core.names import TopicPartition
-from storage_core.partition_segments import SegmentSettings
 from storage_core.topology import rename_stray
 
 
@@ -69,6 +71,7 @@ class RecoverTask:
     options: LoadOptions
     rank: int
     total: int
+    dry_run_state: Path | None = None
     settings: tuple[ConfigValue, ...] = ()
     stray_reason: str = ""  # the metadata image says the dir is a stray replica
     stray_unique_id: str = ""  # rename it aside with this id after recovery (--handle-strays)
@@ -83,7 +86,7 @@ def parse_args(argv: list[str]) -> RecoverArgs:
         help="rename stray replicas (per the metadata log) aside to <topic>-<partition>.<uuid>-stray, as Kafka 3.7+",
     )
     namespace = parser.parse_args(argv)
-    return RecoverArgs(common_args(namespace), namespace.deep_verify, namespace.handle_strays)
+    return RecoverArgs(common_args(namespace, quarantines=True), namespace.deep_verify, namespace.handle_strays)
 
 
 def _stray_action(task: RecoverTask, dir_path: Path) -> ActionRow | None:
@@ -105,12 +108,11 @@ def recover_partition(task: RecoverTask) -> PartitionRow:
 
     def load(started: float) -> PartitionRow:
         dir_path = Path(part.log_dir) / part.dir_name
-        result = load_partition(dir_path, task.options)
+        with job_fs(task.options.dry_run, task.dry_run_state, str(dir_path)) as fs:
+            result = load_partition(dir_path, task.options, fs=fs)
         stray = _stray_action(task, dir_path)  # Kafka loads a stray log, then renames it
-        corrupt = result.corruption_found
         return partition_row(
             part,
-            "corrupt" if corrupt else "ok",
             started=started,
             log_start_offset=result.log_start_offset,
             log_end_offset=result.log_end_offset,
@@ -118,10 +120,9 @@ def recover_partition(task: RecoverTask) -> PartitionRow:
             truncated_bytes=result.truncated_bytes,
             segments_deleted=result.segments_deleted,
             indexes_rebuilt=result.segments_recovered,
-            actions=(*(ActionRow.of(a) for a in result.actions), *([stray] if stray else [])),
-            error_type="CorruptDataBelowRecoveryPoint" if corrupt else "",
-            error_message=next((a.reason for a in result.actions if a.kind == ActionKind.CORRUPTION_DETECTED), ""),
+            actions=(*action_rows(result.actions), *([stray] if stray else [])),
             settings=task.settings,
+            **load_status(result),
         )
 
     return run_partition_work(task, load)
@@ -129,41 +130,38 @@ def recover_partition(task: RecoverTask) -> PartitionRow:
 
 def run(args: RecoverArgs) -> JobSummary:
     common = args.common
-    run_id = new_run_id()
     view = common.cluster
-    with locked_log_dirs(common.log_dirs):
+    with job_fs(common.dry_run, common.dry_run_state) as fs, locked_log_dirs(common.log_dirs) as locks:
         found, skipped = discover_log_dirs(common.log_dirs)
         # Everything that may refuse (a bad topic config in the metadata log) before anything changes.
         configs = [view.topic_config(part.log_dir, part.topic) for part in found]
         strays = [_stray_reason(view, part) for part in found]
-        states = {log_dir: open_log_dir(log_dir, dry_run=common.dry_run) for log_dir in common.log_dirs}
+        states = {log_dir: open_log_dir(log_dir, fs=fs) for log_dir in common.log_dirs}
+        roots = quarantine_roots(common)
         tasks = []
         for rank, (part, topic_config, stray_reason) in enumerate(zip(found, configs, strays, strict=True), start=1):
-            state = states[Path(part.log_dir)]
-            tp = TopicPartition(part.topic, part.partition)
-            config = topic_config.config
-            options = LoadOptions(
-                had_clean_shutdown=state.had_clean_shutdown,
-                recovery_point=state.recovery_points.get(tp, 0),
-                log_start_offset=state.log_start_offsets.get(tp, 0),
-                now_ms=common.now_ms,
-                settings=SegmentSettings(config.index_interval_bytes, config.segment_index_bytes),
-                producer_id_expiration_ms=view.layers(part.log_dir).broker.producer_id_expiration_ms,
-                deep_verify=args.deep_verify,
-                dry_run=common.dry_run,
-            )
+            options = load_options(common, states[Path(part.log_dir)], part, roots, deep_verify=args.deep_verify)
             unique_id = uuid.uuid4().hex if stray_reason and args.handle_strays else ""
             tasks.append(
-                RecoverTask(part, options, rank, len(found), topic_config.values(*SETTINGS), stray_reason, unique_id)
+                RecoverTask(
+                    part,
+                    options,
+                    rank,
+                    len(found),
+                    common.dry_run_state,
+                    topic_config.values(*SETTINGS),
+                    stray_reason,
+                    unique_id,
+                )
             )
         spark = get_spark(common.master, "logkeeper recover")
         rows = run_on_executors(spark, tasks, recover_partition, description=f"recover {len(tasks)} partitions")
-        if not common.dry_run:
-            close_log_dirs(states, skipped + rows, require_clean=False, offsets_unchanged=False)
+        closed = close_log_dirs(states, skipped + rows, require_clean=False, offsets_unchanged=False, fs=fs)
     for row in rows:
         for action in (a for a in row.actions if a.kind in ("stray_replica", "rename_stray")):
             print(f"logkeeper recover: stray replica {row.log_dir}/{row.dir_name}: {action.reason}", file=sys.stderr)
-    return JobSummary("recover", run_id, common.dry_run, tuple(skipped + rows))
+    log_dirs = log_dir_rows(common.log_dirs, locks, opened=states, closed=closed)
+    return JobSummary("recover", common.run_id, common.dry_run, tuple(skipped + rows), log_dirs)
 
 
 def _stray_reason(view: ClusterView, part: PartitionDir) -> str:

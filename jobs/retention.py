@@ -5,10 +5,12 @@ metadata log and the topic-config file (:mod:`jobs._cluster`: a topic whose own 
 unknown is refused, exit 2, before anything is touched; stray replicas are left alone); then read
 its checkpoints (log start offsets, high watermarks from replication-offset-checkpoint) and
 clean-shutdown marker; a dir that was not cleanly shut down is refused per partition (run `recover`
-first: retention must not act on unrecovered logs). Each partition's row starts with a
-`retention_plan` action naming the settings used and where they came from. Executors
-plan (and unless `--dry-run`, apply) :mod:`storage_core.retention` per partition, largest first.
-The driver then checkpoints the new log start offsets and re-creates the clean-shutdown marker.
+first: retention must not act on unrecovered logs). Each partition's row names, in a
+`retention_plan` action, the settings used and where they came from. Executors load each partition
+as a broker would (:mod:`jobs._load`: missing indexes rebuilt first, so the time rule sees the real
+largest timestamps), then plan and apply :mod:`storage_core.retention`, largest first. The driver
+then checkpoints the new log start offsets and re-creates the clean-shutdown marker. A dry run does
+the same over overlay file systems.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from jobs._common import (
     PartitionDir,
     PartitionRow,
     UsageError,
+    action_rows,
     add_high_watermark_source,
     close_log_dirs,
     common_args,
@@ -33,15 +36,17 @@ from jobs._common import (
     high_watermark,
     job_parser,
     locked_log_dirs,
-    new_run_id,
+    log_dir_rows,
     partition_row,
     refused_unclean,
     run_main,
     run_on_executors,
     run_partition_work,
 )
+from jobs._load import job_fs, load_options, load_status, loaded_first, quarantine_roots
 from storage_core.config import LogConfig
 from storage_core.config_layers import ConfigValue
+from storage_core.loader import LoadOptions
 from storage_core.log_dir import open_log_dir
 from storage_core.names import TopicPartition
 from storage_core.retention import apply_retention, plan_retention
@@ -60,15 +65,14 @@ class RetentionArgs:
 @dataclass(frozen=True, slots=True)
 class RetentionTask:
     partition: PartitionDir
+    load: LoadOptions
     config: LogConfig
     settings: tuple[ConfigValue, ...]
-    log_start_offset: int
     high_watermark: int | None
-    now_ms: int
-    dry_run: bool
     file_delete_delay_ms: int
     rank: int
     total: int
+    dry_run_state: Path | None = None
 
 
 def parse_args(argv: list[str]) -> RetentionArgs:
@@ -78,7 +82,7 @@ def parse_args(argv: list[str]) -> RetentionArgs:
     namespace = parser.parse_args(argv)
     if namespace.file_delete_delay_ms < 0:
         raise UsageError("--file-delete-delay-ms must be >= 0")
-    common = common_args(namespace, destructive="apply retention to")
+    common = common_args(namespace, destructive="apply retention to", quarantines=True)
     return RetentionArgs(common, namespace.high_watermark_source, namespace.file_delete_delay_ms)
 
 
@@ -87,30 +91,30 @@ def retain_partition(task: RetentionTask) -> PartitionRow:
     part = task.partition
 
     def retain(started: float) -> PartitionRow:
-        plan = plan_retention(
-            Path(part.log_dir) / part.dir_name,
-            config=task.config,
-            log_start_offset=task.log_start_offset,
-            high_watermark=task.high_watermark,
-            now_ms=task.now_ms,
-        )
-        actions = (
-            plan.planned_actions()
-            if task.dry_run
-            else apply_retention(plan, file_delete_delay_ms=task.file_delete_delay_ms)
-        )
+        with loaded_first(part, task.load, task.dry_run_state) as (fs, loaded):
+            plan = plan_retention(
+                Path(part.log_dir) / part.dir_name,
+                config=task.config,
+                log_start_offset=task.load.log_start_offset,
+                high_watermark=task.high_watermark,
+                now_ms=task.load.now_ms,
+                fs=fs,
+            )
+            actions = apply_retention(plan, file_delete_delay_ms=task.file_delete_delay_ms, fs=fs)
         decision = ActionRow("retention_plan", "", -1, 0, ", ".join(map(str, task.settings)))
         return partition_row(
             part,
-            "ok",
             started=started,
             log_start_offset=plan.new_log_start_offset,
             log_end_offset=plan.log_end_offset,
             first_segment_base_offset=plan.first_base_offset_after,
+            truncated_bytes=loaded.truncated_bytes,
             bytes_deleted=plan.bytes_deleted,
             segments_deleted=len(plan.deletions),
-            actions=(decision, *(ActionRow.of(a) for a in actions)),
+            indexes_rebuilt=loaded.segments_recovered,
+            actions=(decision, *action_rows(loaded.actions + actions)),
             settings=task.settings,
+            **load_status(loaded),
         )
 
     return run_partition_work(task, retain)
@@ -118,43 +122,42 @@ def retain_partition(task: RetentionTask) -> PartitionRow:
 
 def run(args: RetentionArgs) -> JobSummary:
     common = args.common
-    with locked_log_dirs(common.log_dirs):
+    with job_fs(common.dry_run, common.dry_run_state) as fs, locked_log_dirs(common.log_dirs) as locks:
         found, rows = discover_log_dirs(common.log_dirs)
         configured, strays = select_configured(
             found, common.cluster, assume_broker_defaults=common.assume_broker_defaults, job="apply retention to"
         )
         rows += strays
-        states = {log_dir: open_log_dir(log_dir, dry_run=common.dry_run) for log_dir in common.log_dirs}
+        states = {log_dir: open_log_dir(log_dir, fs=fs) for log_dir in common.log_dirs}
         eligible = []
         for item in configured:
             if states[Path(item.partition.log_dir)].had_clean_shutdown:
                 eligible.append(item)
             else:
                 rows.append(refused_unclean(item.partition))
+        roots = quarantine_roots(common)
         tasks = []
         for rank, item in enumerate(eligible, start=1):
             part = item.partition
             state = states[Path(part.log_dir)]
-            tp = TopicPartition(part.topic, part.partition)
             tasks.append(
                 RetentionTask(
                     part,
+                    load_options(common, state, part, roots),
                     item.config.config,
                     item.config.values(*SETTINGS),
-                    state.log_start_offsets.get(tp, 0),
-                    high_watermark(state, tp, args.high_watermark_source),
-                    common.now_ms,
-                    common.dry_run,
+                    high_watermark(state, TopicPartition(part.topic, part.partition), args.high_watermark_source),
                     args.file_delete_delay_ms,
                     rank,
                     len(eligible),
+                    common.dry_run_state,
                 )
             )
         spark = get_spark(common.master, "logkeeper retention")
         done = run_on_executors(spark, tasks, retain_partition, description=f"retention {len(tasks)} partitions")
-        if not common.dry_run:
-            close_log_dirs(states, rows + done, require_clean=True, offsets_unchanged=False)
-    return JobSummary("retention", new_run_id(), common.dry_run, tuple(rows + done))
+        closed = close_log_dirs(states, rows + done, require_clean=True, offsets_unchanged=False, fs=fs)
+    log_dirs = log_dir_rows(common.log_dirs, locks, opened=states, closed=closed)
+    return JobSummary("retention", common.run_id, common.dry_run, tuple(rows + done), log_dirs)
 
 
 def main(argv: list[str] | None = None) -> int:

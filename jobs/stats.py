@@ -1,10 +1,15 @@
 """`logkeeper stats`: one row per segment into the Delta table `<warehouse>/segment_stats`.
 
-Segments are listed on the driver; their statistics are computed on executors by the Arrow UDF
-:func:`udfs.segments.segment_stats_batches` (storage_core reads the batch headers, and the records
-where a column needs them). Before anything is committed, a Great Expectations suite checks the
-rows (:mod:`jobs._quality`); a failing suite fails the job and commits nothing. The validation
-result is kept under `<warehouse>/_validations/`. Appends are idempotent per run id.
+Partitions of a cleanly shut down log dir are first loaded as a broker would (:mod:`jobs._load`:
+a missing or broken index is rebuilt, interrupted swaps finished), one Spark task each, with the
+marker removed for the time of the load and written again after it, as retention does; what the
+load changed is in each partition's row. Segments are then listed on the driver; their statistics
+are computed on executors by the Arrow UDF :func:`udfs.segments.segment_stats_batches`
+(storage_core reads the batch headers, and the records where a column needs them). Before anything
+is committed, a Great Expectations suite checks the rows (:mod:`jobs._quality`); a failing suite
+fails the job and commits nothing. The validation result is kept under `<warehouse>/_validations/`.
+Appends are idempotent per run id. A dry run loads over overlay file systems and computes the
+statistics of the files as they are.
 
 Each row also carries the partition's `topic_id` (its `partition.metadata`) and, with the cluster's
 metadata log, `is_replica_of_this_broker`; stray replicas (:mod:`storage_core.topology`) are
@@ -13,6 +18,7 @@ reported with a `stray_replica` action on their partition row.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from dataclasses import dataclass
@@ -25,19 +31,24 @@ from jobs._common import (
     JobArgs,
     JobSummary,
     PartitionTask,
+    close_log_dirs,
     common_args,
     discover_log_dirs,
     get_spark,
     job_parser,
     locked_log_dirs,
-    new_run_id,
+    log_dir_rows,
     partition_row,
     run_main,
+    run_on_executors,
 )
 from jobs._delta import SEGMENT_STATS, write_run
+from jobs._load import job_fs, load_options, quarantine_roots
 from jobs._quality import validate_segment_stats
 from jobs._schema import to_spark_schema
+from jobs.recover import RecoverTask, recover_partition
 from storage_core import names
+from storage_core.log_dir import open_log_dir
 from storage_core.names import TopicPartition
 from storage_core.topology import ReplicaTopology, check_replica
 from udfs.segments import SEGMENT_STATS_SCHEMA, segment_stats_batches
@@ -54,15 +65,27 @@ class StatsValidationError(Exception):
 
 def parse_args(argv: list[str]) -> StatsArgs:
     parser = job_parser("stats", "Write per-segment statistics of Kafka log dirs to the Delta table segment_stats.")
-    return StatsArgs(common_args(parser.parse_args(argv)))
+    return StatsArgs(common_args(parser.parse_args(argv), quarantines=True))
 
 
 def run(args: StatsArgs) -> JobSummary:
     common = args.common
-    run_id = new_run_id()
+    run_id = common.run_id
     run_ts_ms = common.now_ms
-    with locked_log_dirs(common.log_dirs):
+    with job_fs(common.dry_run, common.dry_run_state) as fs, locked_log_dirs(common.log_dirs) as locks:
+        states = {log_dir: open_log_dir(log_dir, fs=fs) for log_dir in common.log_dirs}
         found, rows = discover_log_dirs(common.log_dirs)
+        clean = [p for p in found if states[Path(p.log_dir)].had_clean_shutdown]
+        roots = quarantine_roots(common)
+        load_tasks = [  # the load is recover's, on a cleanly shut down dir
+            RecoverTask(
+                p, load_options(common, states[Path(p.log_dir)], p, roots), rank, len(clean), common.dry_run_state
+            )
+            for rank, p in enumerate(clean, start=1)
+        ]
+        spark = get_spark(common.master, "logkeeper stats")
+        loaded = run_on_executors(spark, load_tasks, recover_partition, description=f"load {len(clean)} partitions")
+        closed = close_log_dirs(states, rows + loaded, require_clean=True, offsets_unchanged=False, fs=fs)
         inputs = []
         topologies = {}
         for part in found:
@@ -84,7 +107,6 @@ def run(args: StatsArgs) -> JobSummary:
                 )
                 for base in bases
             ]
-        spark = get_spark(common.master, "logkeeper stats")
         spark.sparkContext.setJobDescription(f"stats: {len(inputs)} segments of {len(found)} partitions")
         frame = spark.createDataFrame(
             inputs,
@@ -100,12 +122,16 @@ def run(args: StatsArgs) -> JobSummary:
         raise StatsValidationError(f"segment statistics failed validation; see {common.warehouse}/_validations")
     if not common.dry_run and table.num_rows:
         write_run(common.warehouse / SEGMENT_STATS, table, key={"run_id": run_id})
-    rows += [partition_row(p, "ok", started=started, actions=_stray_actions(topologies[p])) for p in found]
+    loaded_rows = {(row.log_dir, row.dir_name): row for row in loaded}
+    for part in found:
+        row = loaded_rows.get((part.log_dir, part.dir_name)) or partition_row(part, "ok", started=started)
+        rows.append(dataclasses.replace(row, actions=(*row.actions, *_stray_actions(topologies[part]))))
     for row in rows:
         for action in (a for a in row.actions if a.kind == "stray_replica"):
             print(f"logkeeper stats: stray replica {row.log_dir}/{row.dir_name}: {action.reason}", file=sys.stderr)
     print(f"logkeeper stats: {table.num_rows} segments of {len(found)} partitions", file=sys.stderr)
-    return JobSummary("stats", run_id, common.dry_run, tuple(rows))
+    log_dirs = log_dir_rows(common.log_dirs, locks, opened=states, closed=closed)
+    return JobSummary("stats", run_id, common.dry_run, tuple(rows), log_dirs)
 
 
 def _topology(view: ClusterView, part: PartitionTask) -> ReplicaTopology:

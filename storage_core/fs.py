@@ -18,7 +18,8 @@ configured one, raises :class:`SimulatedCrash` (a `BaseException`, so no `except
 handler can swallow it, like `kill -9`), exits the process with status 137, or raises an
 `OSError(EIO)` (a failed write or fsync). Setting `LOGKEEPER_FAULT_AFTER=n` (and optionally
 `LOGKEEPER_FAULT_KIND=crash|exit|eio`) makes :func:`default_fs` return such a file system, so a
-crash can be injected into a whole job, Spark executors included.
+crash can be injected into a whole job, Spark executors included; the count is job-wide (driver
+and every executor task share it, :mod:`storage_core.fault_control`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,10 @@ import fcntl
 import mmap
 import os
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
+
+if TYPE_CHECKING:
+    from storage_core.fault_control import SharedFaultControl
 
 FaultKind = Literal["crash", "exit", "eio"]
 
@@ -126,6 +130,10 @@ class FileSystem(Protocol):
         """Delete a file; a missing file is not an error."""
         ...
 
+    def make_dirs(self, path: Path) -> None:
+        """Create `path` and its missing parents, each creation made durable (its parent fsynced)."""
+        ...
+
     def list_dir(self, path: Path) -> list[str]:
         """The names in a directory, sorted."""
         ...
@@ -213,8 +221,8 @@ class LocalFileHandle:
 class LocalFileSystem:
     """The real file system. Subclasses hook :meth:`_before` to inject faults."""
 
-    def _before(self, operation: str, path: Path) -> None:
-        """Called before every mutating operation; the real file system does nothing."""
+    def _before(self, operation: str, path: Path, target: Path | None = None) -> None:
+        """Called before every mutating operation (`target`: a rename's); the real file system does nothing."""
 
     def open(self, path: Path, *, writable: bool = False, create: bool = False) -> LocalFileHandle:
         flags = os.O_RDWR if writable else os.O_RDONLY
@@ -268,7 +276,7 @@ class LocalFileSystem:
             os.close(fd)
 
     def rename_atomic(self, source: Path, target: Path, *, sync_dir: bool = True) -> None:
-        self._before("rename", source)
+        self._before("rename", source, Path(target))
         os.replace(source, target)
         if sync_dir:
             self.fsync_dir(Path(target).parent)
@@ -277,6 +285,22 @@ class LocalFileSystem:
         if os.path.lexists(path):
             self._before("delete", path)
             os.unlink(path)
+
+    def make_dirs(self, path: Path) -> None:
+        path = Path(path)
+        missing = []
+        while not os.path.isdir(path):
+            missing.append(path)
+            path = path.parent
+        for directory in reversed(missing):
+            self._before("mkdir", directory)
+            try:
+                os.mkdir(directory)
+            except FileExistsError:
+                if not os.path.isdir(directory):
+                    raise
+                continue  # another process made it meanwhile
+            self.fsync_dir(directory.parent)
 
     def list_dir(self, path: Path) -> list[str]:
         return sorted(os.listdir(path))
@@ -317,22 +341,36 @@ class LocalFileSystem:
 class FaultInjectingFileSystem(LocalFileSystem):
     """A real file system that fails at the n-th mutating operation (1-based).
 
-    Mutating operations are: create, write, truncate, fsync, fsync_dir, rename, delete, utime.
+    Mutating operations are: create, write, truncate, fsync, fsync_dir, rename, delete, utime, mkdir.
     `operations` records every one that ran, so a test can first count the operations of an
-    uninterrupted run and then crash at each of them in turn.
+    uninterrupted run and then crash at each of them in turn. After a crash (`crash`), every later
+    operation fails too: the process is dead, not even a `finally` block may change a file.
 
     Args:
         fail_at: the 1-based number of the operation that fails; None never fails.
         kind: `crash` raises :class:`SimulatedCrash`; `exit` ends the process with status 137
             (as `kill -9` would); `eio` raises `OSError(EIO)` for that operation only.
+        control: count job-wide instead (:class:`~storage_core.fault_control.SharedFaultControl`:
+            every process of a run shares one count, and the control decides where to fail);
+            `fail_at` and `kind` are then the control's.
     """
 
-    def __init__(self, *, fail_at: int | None = None, kind: FaultKind = "crash") -> None:
+    def __init__(
+        self, *, fail_at: int | None = None, kind: FaultKind = "crash", control: SharedFaultControl | None = None
+    ) -> None:
         self.fail_at = fail_at
         self.kind = kind
+        self.control = control
         self.operations: list[tuple[str, Path]] = []
+        self._crashed = False
 
-    def _before(self, operation: str, path: Path) -> None:
+    def _before(self, operation: str, path: Path, target: Path | None = None) -> None:
+        if self.control is not None:
+            self.control.before(operation, Path(path), target)
+            self.operations.append((operation, Path(path)))
+            return
+        if self._crashed:
+            raise SimulatedCrash(operation, path)
         number = len(self.operations) + 1
         if number == self.fail_at:
             if self.kind == "exit":
@@ -340,6 +378,7 @@ class FaultInjectingFileSystem(LocalFileSystem):
             if self.kind == "eio":
                 self.operations.append((operation, Path(path)))
                 raise OSError(errno.EIO, f"injected I/O error in {operation}", str(path))
+            self._crashed = True
             raise SimulatedCrash(operation, path)
         self.operations.append((operation, Path(path)))
 
@@ -350,11 +389,24 @@ _LOCAL = LocalFileSystem()
 
 
 def default_fs() -> FileSystem:
-    """The local file system, or a fault-injecting one when `LOGKEEPER_FAULT_AFTER` is set."""
+    """The local file system, or a fault-injecting one that counts job-wide.
+
+    With `LOGKEEPER_FAULT_DIR` set (see :mod:`storage_core.fault_control`), every file system of
+    every process of the run shares that directory's count and fault plan. `LOGKEEPER_FAULT_AFTER=n`
+    alone (one run from a shell) makes such a directory on the first call and exports it, so that
+    Spark's Python workers, started later by the driver, inherit it.
+    """
+    from storage_core.fault_control import FAULT_DIR_ENV, SharedFaultControl
+
+    directory = os.environ.get(FAULT_DIR_ENV)
+    if directory:
+        return FaultInjectingFileSystem(control=SharedFaultControl(Path(directory)))
     fail_at = os.environ.get(FAULT_AFTER_ENV)
     if not fail_at:
         return _LOCAL
     kind = os.environ.get(FAULT_KIND_ENV, "exit")
     if kind not in ("crash", "exit", "eio"):
         raise ValueError(f"{FAULT_KIND_ENV} must be crash, exit or eio, not {kind!r}")
-    return FaultInjectingFileSystem(fail_at=int(fail_at), kind=kind)  # type: ignore[arg-type]
+    control = SharedFaultControl.start(fail_at=int(fail_at), kind=kind)  # type: ignore[arg-type]
+    os.environ[FAULT_DIR_ENV] = str(control.directory)
+    return FaultInjectingFileSystem(control=control)

@@ -31,7 +31,7 @@ from storage_core.fs import FileSystem, default_fs
 from storage_core.index.offset_index import OffsetIndex, OffsetPosition
 from storage_core.index.time_index import TimeIndex, TimestampOffset
 from storage_core.index.txn_index import TransactionIndex
-from storage_core.load_actions import ActionKind, LoadAction
+from storage_core.load_actions import ActionKind, LoadAction, written
 from storage_core.partition_segments import SegmentSettings
 from storage_core.producer_rebuild import replay_producer_batch
 from storage_core.producer_state import ProducerStateManager
@@ -149,8 +149,11 @@ def _fix(
 ) -> LoadAction:
     if verify_only:
         return LoadAction(ActionKind.INDEX_MISMATCH, path.name, base_offset, 0, problem)
+    existed = fs.exists(path)
     fs.write_atomic(path, content)
-    return LoadAction(ActionKind.REBUILD_INDEX, path.name, base_offset, 0, problem)
+    return written(
+        ActionKind.REBUILD_INDEX, path.name, content, existed=existed, base_offset=base_offset, reason=problem
+    )
 
 
 class _EntriesCheck(Generic[E]):

@@ -1,14 +1,32 @@
-"""What a load (recovery) did or would do to a partition directory: one record per file action.
+"""What a job did or would do to a log dir: one record per file changed, plus findings.
 
-These records are the audit trail of recover and rebuild-indexes: every truncation, deletion,
-rename and rebuild is one :class:`LoadAction`, in the order it happened (or, in a dry run, would).
+These records are the audit trail of every job: each file created, rewritten, truncated, deleted,
+renamed or quarantined is one :class:`LoadAction` whose `change` says how, in the order it happened
+(or, in a dry run, would); a finding that changes no file (a recovered segment, corruption kept,
+a future timestamp) is an action with `change` none. Replaying the changes of a run over a listing
+of the dir taken before it gives the listing after it (the jobs' tests check exactly that).
 Totals are derived from the actions, never stored beside them.
 """
 
 from __future__ import annotations
 
 import enum
+import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+
+
+class FileChange(enum.StrEnum):
+    """How an action changed its file."""
+
+    NONE = "none"  # a finding: no file changed
+    CREATE = "create"  # the file did not exist and now does (`sha256`: of the content written, if known)
+    REWRITE = "rewrite"  # the file's content was replaced (`sha256` likewise)
+    TRUNCATE = "truncate"  # `bytes` cut from the end of the file
+    DELETE = "delete"  # the file (of `bytes` bytes) is gone
+    RENAME = "rename"  # the file is now called `target`
+    QUARANTINE = "quarantine"  # `bytes` of it copied to `target`, outside every log dir, before removal
 
 
 class ActionKind(enum.StrEnum):
@@ -33,18 +51,31 @@ class ActionKind(enum.StrEnum):
     REBUILD_INDEX = "rebuild_index"  # index rewritten from the .log
     SPLIT_SEGMENT = "split_segment"  # offsets overflowed the segment's relative range (KAFKA-6264)
     FUTURE_TIMESTAMP = "future_timestamp"  # retention: a segment's largest timestamp is after now (KIP-937)
+    QUARANTINE = "quarantine"  # bytes about to be removed, copied out of the log dir first
+    CLEAN_SEGMENT = "clean_segment"  # a segment file rewritten by the cleaner (the group's output)
+    WRITE_CHECKPOINT = "write_checkpoint"  # a log dir's recovery-point, log-start or cleaner checkpoint
+    DELETE_CLEAN_SHUTDOWN = "delete_clean_shutdown"  # the marker, removed before anything else (KAFKA-10471)
+    WRITE_CLEAN_SHUTDOWN = "write_clean_shutdown"  # the marker, written when every partition of the dir is done
+    CREATE_LOCK_FILE = "create_lock_file"  # the log dir's `.lock`, created to take the lock (as a broker does)
 
 
 @dataclass(frozen=True, slots=True)
 class LoadAction:
-    """One change to one file (or segment) of a partition directory.
+    """One change to one file of a partition directory (or a log dir), or one finding.
 
     Attributes:
-        kind: what was done.
-        file: the file's name inside the partition directory ("" when not about one file).
+        kind: what was done, and why in Kafka's terms.
+        file: the file's name inside its directory ("" when not about one file).
         base_offset: the segment's base offset, or -1.
-        bytes: bytes removed (truncated or deleted), 0 when nothing was removed.
+        bytes: bytes removed (truncated or deleted) or, for a quarantine, copied; 0 otherwise.
         reason: why, in words an operator understands.
+        change: how the file changed (none for a finding).
+        target: a rename's new name, or a quarantined piece's path.
+        sha256: hex digest of the content written by a create or rewrite from memory (indexes,
+            snapshots, checkpoints), or of a quarantined piece; "" for changes made in place.
+        first_offset: a quarantined piece's first offset (its first whole batch's base offset, as
+            its header says), -1 if it holds no whole batch with a valid CRC.
+        last_offset: a quarantined piece's last offset, -1 likewise.
     """
 
     kind: ActionKind
@@ -52,3 +83,43 @@ class LoadAction:
     base_offset: int = -1
     bytes: int = 0
     reason: str = ""
+    change: FileChange = FileChange.NONE
+    target: str = ""
+    sha256: str = ""
+    first_offset: int = -1
+    last_offset: int = -1
+
+
+def written(
+    kind: ActionKind, name: str, content: bytes, *, existed: bool, base_offset: int = -1, reason: str = ""
+) -> LoadAction:
+    """The action of writing `content` as the whole of file `name` (a create, or a rewrite if it existed)."""
+    return LoadAction(
+        kind,
+        name,
+        base_offset,
+        0,
+        reason,
+        FileChange.REWRITE if existed else FileChange.CREATE,
+        sha256=hashlib.sha256(content).hexdigest(),
+    )
+
+
+@contextmanager
+def actions_on_failure(actions: list[LoadAction]) -> Iterator[None]:
+    """If the block raises, the exception carries the actions done so far, for the audit trail.
+
+    A failed partition's files are as a crash would leave them, but what was changed before the
+    failure was changed: the exception's `partial_actions` lists it (this list's actions, then
+    those of an inner block that raised), and the job's failed row reports them.
+    """
+    try:
+        yield
+    except Exception as exc:
+        exc.partial_actions = (*actions, *getattr(exc, "partial_actions", ()))  # type: ignore[attr-defined]
+        raise
+
+
+def partial_actions(exc: BaseException) -> tuple[LoadAction, ...]:
+    """The actions done before `exc` was raised (see :func:`actions_on_failure`)."""
+    return tuple(getattr(exc, "partial_actions", ()))

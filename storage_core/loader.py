@@ -10,21 +10,34 @@ Mirrors `LogLoader.java` (`load`, `removeTempFilesAndCollectSwapFiles`, `loadSeg
 4. Rename the remaining `.swap` files to their final names: the interrupted swap is completed.
 5. Load segments: delete orphan index files; recover a segment whose offset index is missing, whose
    txn index fails its sanity check, or (beyond Kafka, which trusts them) whose offset or time index
-   fails its sanity check or is a zero-filled preallocated file; give a segment with a missing time
-   index an empty one.
+   fails its sanity check or is a zero-filled preallocated file, or (`recover_corrupt_segments`,
+   before compaction) whose batches fail their CRC; give a segment with a missing time index an
+   empty one.
 6. Unless the log dir had a clean shutdown, recover every segment from the one holding the recovery
-   point on: CRC-validate every batch, cut the log at the first invalid one, rebuild the indexes, the
-   txn index, the producer state and the leader-epoch cache. After a truncation every later segment
-   is deleted. A log end offset below the log start offset deletes every segment.
+   point on: CRC-validate every batch, cut the log at the first invalid one or at the first batch
+   whose offsets do not increase (:mod:`storage_core.offset_order`; Kafka empties the whole segment
+   there), rebuild the indexes, the txn index, the producer state and the leader-epoch cache. A
+   segment that is cut takes every later segment with it: they are deleted (and the directory
+   fsynced) just before the cut, so that a crash in between leaves a cut still to do, which the next
+   load finishes the same way. A log end offset below the log start offset deletes every segment.
 7. An empty log gets an empty segment at the log start offset.
-8. Truncate the leader-epoch cache to [log start offset, log end offset); rebuild producer state up
+8. Truncate the leader-epoch cache to [log start offset, log end offset) (the effective log start: the
+   checkpoint's or the first segment's base offset, whichever is larger); rebuild producer state up
    to the log end offset and snapshot it, as a clean close would.
 9. fsync the directory. The caller then checkpoints the recovery point (= log end offset, since
    everything is flushed) and the log start offset, and writes `.kafka_cleanshutdown`.
 
+Nothing is lost: every record byte the passes remove (a torn or corrupt tail, the segments after a
+truncation or below the log start, a segment whose offsets cannot be served, the copies an
+interrupted clean or split left) is first copied to the quarantine (:mod:`storage_core.quarantine`).
+Every file change is one action of the result, in order (:mod:`storage_core.load_actions`).
+
 Crash story: every step is one of Kafka's own file changes in Kafka's order, so a crash at any
-point leaves a directory that this loader (or a broker) recovers to the same end state. In a dry
-run no file changes; the result lists what a real run would do.
+point leaves a directory that this loader (or a broker) recovers to the same end state. A crash
+between a quarantine copy and the removal it precedes leaves the bytes in the log dir and a copy
+that the next run rewrites or keeps (:mod:`storage_core.quarantine`). In a dry run the same passes
+run over an overlay file system (:mod:`storage_core.overlay_fs`): no file changes, and the result
+lists exactly what a real run would do.
 
 Deep verify (`deep_verify=True`) also CRC-checks the segments below the recovery point, which Kafka
 never re-reads, and reports a bad batch there as `corruption_detected` without truncating history.
@@ -32,17 +45,23 @@ never re-reads, and reports a bad batch there as `corruption_detected` without t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from storage_core import names
+from storage_core.cleaner.swap import swap_actions
 from storage_core.errors import CorruptIndexError, InvalidOffsetError, OffsetOverflowError, StorageError
 from storage_core.fs import FileSystem, default_fs
-from storage_core.leader_epoch import LeaderEpochCache, read_leader_epoch_checkpoint, write_leader_epoch_checkpoint
-from storage_core.load_actions import ActionKind, LoadAction
+from storage_core.leader_epoch import LeaderEpochCache, format_leader_epoch_checkpoint, read_leader_epoch_checkpoint
+from storage_core.load_actions import ActionKind, FileChange, LoadAction, actions_on_failure, written
+from storage_core.offset_order import first_out_of_order
+from storage_core.overlay_fs import OverlayFileSystem
 from storage_core.partition_segments import PartitionSegments, SegmentSettings
 from storage_core.producer_rebuild import rebuild_producer_state, replay_recovered_batch
 from storage_core.producer_state import ProducerStateManager
+from storage_core.quarantine import QuarantineArea, quarantine
+from storage_core.records.file_records import scan_valid_prefix
 from storage_core.split import split_overflowed_segment
 from storage_core.temp_files import complete_swaps_and_remove_temp_files
 
@@ -60,7 +79,15 @@ class LoadOptions:
         settings: index and segment sizes (`index.interval.bytes`, `segment.index.bytes`).
         producer_id_expiration_ms: `producer.id.expiration.ms`.
         deep_verify: also CRC-check segments below the recovery point and report bad batches.
-        dry_run: change nothing; report what would be done.
+        dry_run: change nothing; report what would be done (the load runs over an overlay file
+            system unless it is given one).
+        recover_corrupt_segments: also CRC-check every segment, and recover one with invalid bytes (or
+            offsets out of order) as if its index were missing: cut at the first bad batch, the rest
+            quarantined. The cleaner needs it: it rewrites whole segments, so it must not meet bytes it
+            cannot read (Kafka's cleaner gives the partition up as uncleanable there).
+        quarantine_dir: where this partition's removed record bytes go
+            (`<quarantine dir>/<run id>/<log dir id>/<partition dir name>`), None if nowhere: then a
+            load that must remove record bytes fails before removing them.
     """
 
     had_clean_shutdown: bool
@@ -71,6 +98,8 @@ class LoadOptions:
     producer_id_expiration_ms: int = 86_400_000
     deep_verify: bool = False
     dry_run: bool = False
+    recover_corrupt_segments: bool = False
+    quarantine_dir: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,11 +126,21 @@ class LoadResult:
 
     @property
     def segments_deleted(self) -> int:
-        return sum(1 for a in self.actions if a.kind == ActionKind.DELETE_SEGMENT)
+        return sum(1 for a in self.actions if a.kind == ActionKind.DELETE_SEGMENT and a.file.endswith(names.LOG_SUFFIX))
 
     @property
     def segments_recovered(self) -> int:
         return sum(1 for a in self.actions if a.kind == ActionKind.RECOVER_SEGMENT)
+
+    @property
+    def records_quarantined(self) -> tuple[LoadAction, ...]:
+        """The quarantine actions that took whole, CRC-valid batches out of live segments: records a
+        reader would have returned are no longer in the log (a torn tail holds none)."""
+        return tuple(
+            a
+            for a in self.actions
+            if a.change == FileChange.QUARANTINE and a.file.endswith(names.LOG_SUFFIX) and a.first_offset >= 0
+        )
 
 
 def load_partition(dir_path: Path, options: LoadOptions, *, fs: FileSystem | None = None) -> LoadResult:
@@ -121,6 +160,8 @@ def load_partition(dir_path: Path, options: LoadOptions, *, fs: FileSystem | Non
         OSError: an I/O error; the directory must be treated as offline.
     """
     fs = fs or default_fs()
+    if options.dry_run and not isinstance(fs, OverlayFileSystem):
+        fs = OverlayFileSystem(fs)
     return _Loader(Path(dir_path), options, fs).load()
 
 
@@ -130,17 +171,24 @@ class _Loader:
         self.options = options
         self.fs = fs
         self.actions: list[LoadAction] = []
-        self.segments = PartitionSegments(dir_path, options.settings, dry_run=options.dry_run, fs=fs)
+        self.area = QuarantineArea(options.quarantine_dir, options.dry_run)
+        self.segments = PartitionSegments(dir_path, options.settings, area=self.area, fs=fs)
         epoch_path = dir_path / names.LEADER_EPOCH_CHECKPOINT
-        self._epochs_before = read_leader_epoch_checkpoint(epoch_path, fs=fs) if fs.exists(epoch_path) else []
+        self._epochs_existed = fs.exists(epoch_path)
+        self._epochs_before = read_leader_epoch_checkpoint(epoch_path, fs=fs) if self._epochs_existed else []
         self.epochs = LeaderEpochCache(list(self._epochs_before))
+        self.epoch_starts = _EpochStarts()  # what recovered batches say, applied to `epochs` in offset order
         self.psm = ProducerStateManager(dir_path, producer_id_expiration_ms=options.producer_id_expiration_ms, fs=fs)
         self.corruption_found = False
 
     def load(self) -> LoadResult:
+        with actions_on_failure(self.actions):
+            return self._load()
+
+    def _load(self) -> LoadResult:
         options = self.options
         # Passes 1-4: temp files and interrupted swaps.
-        self.actions += complete_swaps_and_remove_temp_files(self.dir, self.segments.view, fs=self.fs)
+        self.actions += complete_swaps_and_remove_temp_files(self.dir, self.segments.view, area=self.area, fs=self.fs)
         # Passes 5 and 6 (load segment files, recover after an unclean shutdown), retried after
         # splitting a segment whose offsets overflow, as Kafka's retryOnOffsetOverflow does.
         while True:
@@ -149,18 +197,19 @@ class _Loader:
                 log_end_offset = self._recover_log()
                 break
             except OffsetOverflowError as exc:
-                if options.dry_run:
-                    raise
                 self._split(names.offset_from_file_name(exc.segment.name))
         # Leader epochs, log start offset, producer state.
+        self.epoch_starts.apply_to(self.epochs)
         self.epochs.truncate_from_end(log_end_offset)
         first_base = self.segments.base_offsets()[0]  # there is always one: an empty log gets one
         log_start_offset = max(options.log_start_offset, first_base)
-        self.epochs.truncate_from_start(options.log_start_offset)
+        # Kafka's load truncates from the checkpoint's log start only and leaves entries below the first
+        # segment to the next log-start increment; a retention that crashed between deleting segments
+        # and rewriting the epochs would leave one there for good. The effective start does it now.
+        self.epochs.truncate_from_start(log_start_offset)
         self._write_leader_epochs()
         self._rebuild_producer_state(log_end_offset)
-        if not options.dry_run:
-            self.segments.flush_dir()
+        self.segments.flush_dir()
         return LoadResult(
             log_start_offset=log_start_offset,
             log_end_offset=log_end_offset,
@@ -170,23 +219,16 @@ class _Loader:
         )
 
     def _split(self, base_offset: int) -> None:
-        new_bases = split_overflowed_segment(
+        new_bases, changes = split_overflowed_segment(
             self.dir,
             base_offset,
             index_interval_bytes=self.options.settings.index_interval_bytes,
             segment_index_bytes=self.options.settings.segment_index_bytes,
             fs=self.fs,
         )
-        self.actions.append(
-            LoadAction(
-                ActionKind.SPLIT_SEGMENT,
-                names.log_file(self.dir, base_offset).name,
-                base_offset,
-                0,
-                f"offsets overflow the segment's relative range: split at {new_bases}",
-            )
-        )
-        self.segments = PartitionSegments(self.dir, self.options.settings, dry_run=False, fs=self.fs)
+        reason = f"offsets overflow the segment's relative range: split at {new_bases}"
+        self.actions += swap_actions(ActionKind.SPLIT_SEGMENT, changes, reason)
+        self.segments = PartitionSegments(self.dir, self.options.settings, area=self.area, fs=self.fs)
 
     # -- pass 5 ---------------------------------------------------------------------------------
 
@@ -194,6 +236,10 @@ class _Loader:
         self.actions += self.segments.delete_orphan_indexes()
         for base_offset in self.segments.base_offsets():
             reason = self.segments.index_problem(base_offset)
+            if reason is None and self.options.recover_corrupt_segments:
+                corruption = self.segments.find_corruption(base_offset)
+                if corruption is not None:
+                    reason = f"{corruption[1]} at position {corruption[0]}: recovered before it is cleaned"
             if reason is None:
                 self.actions += self.segments.ensure_time_index(base_offset)
                 continue
@@ -210,14 +256,9 @@ class _Loader:
                 self._deep_verify([b for b in bases if b not in unflushed])
             for i, base_offset in enumerate(unflushed):
                 truncated = self._recover_segment(
-                    base_offset, reason="unclean shutdown: at or above the recovery point"
+                    base_offset, reason="unclean shutdown: at or above the recovery point", later=unflushed[i + 1 :]
                 )
                 if truncated > 0:
-                    for later in unflushed[i + 1 :]:
-                        self.actions += self.segments.delete_segment(
-                            later, reason=f"follows segment {base_offset}, which was truncated"
-                        )
-                        self._mark_snapshot_deleted(later)
                     break
         elif options.deep_verify:
             self._deep_verify(bases)
@@ -242,11 +283,20 @@ class _Loader:
             log_end_offset = self.segments.read_next_offset(self.segments.base_offsets()[-1])
         return log_end_offset
 
-    def _recover_segment(self, base_offset: int, *, reason: str) -> int:
-        """`LogLoader.recoverSegment`: producer state up to the segment, then `LogSegment.recover`."""
+    def _recover_segment(self, base_offset: int, *, reason: str, later: Sequence[int] = ()) -> int:
+        """`LogLoader.recoverSegment`: producer state up to the segment, then `LogSegment.recover`,
+        cut at the first invalid batch or at the first batch whose offsets do not increase; the
+        bytes cut are quarantined first.
+
+        A segment that is cut takes the `later` segments with it (`LogLoader.recoverLog`): they are
+        quarantined and deleted, and the directory fsynced, *before* the cut. Kafka cuts first; in
+        this order a crash anywhere leaves either the cut still to do, which the next load does,
+        deleting what is left of the later segments, or the finished result, so every run ends in
+        the same state.
+        """
+        bases = self.segments.base_offsets()
         earlier = [s for s in self.segments.batch_sources() if s.base_offset < base_offset]
-        if self.options.dry_run:
-            return self._record_recovery(base_offset, self.segments.predict_truncation(base_offset), reason)
+        following = [b for b in bases if b > base_offset]
         psm = ProducerStateManager(
             self.dir, producer_id_expiration_ms=self.options.producer_id_expiration_ms, fs=self.fs
         )
@@ -258,12 +308,51 @@ class _Loader:
             reload_from_clean_shutdown=False,
             now_ms=self.options.now_ms,
         )
+        self.actions += psm.take_changes()
         segment = self.segments.open(base_offset)
+        log_name = segment.log.path.name
+        out_of_order = first_out_of_order(segment.log.buffer(), next_segment_base=following[0] if following else None)
+        self.actions.append(LoadAction(ActionKind.RECOVER_SEGMENT, log_name, base_offset, 0, reason))
+        cut_reason = "invalid bytes at the end"
+
+        def keep_what_is_cut(valid_bytes: int, size: int, why: str | None = None) -> None:
+            """Quarantine bytes [valid_bytes, size), then the later segments whole, before the cut."""
+            nonlocal cut_reason
+            if why is None and out_of_order is not None and valid_bytes == out_of_order[0]:
+                why = out_of_order[1]
+            elif why is None:
+                tail = memoryview(segment.log.buffer())[valid_bytes:size]
+                why = scan_valid_prefix(tail).invalid_reason or "invalid bytes"
+            cut_reason = f"{why} (position {valid_bytes} of {size})"
+            self.actions.extend(
+                quarantine(
+                    self.area,
+                    self.dir,
+                    log_name,
+                    valid_bytes,
+                    size,
+                    reason=cut_reason,
+                    fs=self.fs,
+                    base_offset=base_offset,
+                )
+            )
+            for following_base in later:
+                self.actions.extend(
+                    self.segments.delete_segment(
+                        following_base, reason=f"follows segment {base_offset}, which is cut at position {valid_bytes}"
+                    )
+                )
+                self.actions.extend(self._mark_snapshot_deleted(following_base))
+            if later:
+                self.segments.flush_dir()
+
         try:
             truncated = segment.recover(
                 on_batch=lambda batch: replay_recovered_batch(
-                    batch, psm=psm, epochs=self.epochs, txn_index=segment.txn_index
-                )
+                    batch, psm=psm, epochs=self.epoch_starts, txn_index=segment.txn_index
+                ),
+                end=None if out_of_order is None else out_of_order[0],
+                before_truncate=keep_what_is_cut,
             )
         except OffsetOverflowError:
             segment.close()
@@ -273,25 +362,34 @@ class _Loader:
             # Kafka also does this on an IOException; we do not: an I/O error is the device failing, not
             # the data, and emptying a segment for it would lose data (fault class F9). It propagates
             # and the partition fails, so its log dir is not marked clean.
+            mapping = segment.translate_offset(base_offset)
+            if mapping is not None:
+                keep_what_is_cut(
+                    mapping.position, segment.log.size_in_bytes, f"invalid offsets ({exc}): segment emptied"
+                )
             truncated = segment.truncate_to(base_offset)
-            reason = f"{reason}; invalid offsets ({exc}): segment emptied"
             segment.flush()  # `recover` flushes what it writes; this path wrote past it
         segment.close()
-        written = psm.take_snapshot(sync_dir=False)  # the directory is fsynced once, at the end of the load
-        if written is not None:
-            self.actions.append(
-                LoadAction(ActionKind.WRITE_SNAPSHOT, written.name, base_offset, 0, "after segment recovery")
-            )
-        self.psm.snapshots = psm.snapshots
-        return self._record_recovery(base_offset, truncated, reason)
-
-    def _record_recovery(self, base_offset: int, truncated: int, reason: str) -> int:
-        log_name = names.log_file(self.dir, base_offset).name
-        self.actions.append(LoadAction(ActionKind.RECOVER_SEGMENT, log_name, base_offset, 0, reason))
         if truncated > 0:
             self.actions.append(
-                LoadAction(ActionKind.TRUNCATE_SEGMENT, log_name, base_offset, truncated, "invalid bytes at the end")
+                LoadAction(
+                    ActionKind.TRUNCATE_SEGMENT, log_name, base_offset, truncated, cut_reason, FileChange.TRUNCATE
+                )
             )
+        for path, change, content in segment.index_writes:
+            self.actions.append(
+                written(
+                    ActionKind.REBUILD_INDEX,
+                    path.name,
+                    content,
+                    existed=change == FileChange.REWRITE,
+                    base_offset=base_offset,
+                    reason="rebuilt by segment recovery",
+                )
+            )
+        psm.take_snapshot(sync_dir=False)  # the directory is fsynced once, at the end of the load
+        self.actions += psm.take_changes()
+        self.psm.snapshots = psm.snapshots
         return truncated
 
     def _deep_verify(self, bases: list[int]) -> None:
@@ -312,32 +410,26 @@ class _Loader:
 
     # -- producer state and epochs ----------------------------------------------------------------
 
-    def _mark_snapshot_deleted(self, base_offset: int) -> None:
+    def _mark_snapshot_deleted(self, base_offset: int) -> list[LoadAction]:
         if base_offset not in self.psm.snapshots:
-            return
-        name = names.snapshot_file(self.dir, base_offset).name
-        self.actions.append(LoadAction(ActionKind.DELETE_SNAPSHOT, name, base_offset, 0, "its segment was deleted"))
-        if self.options.dry_run:
-            self.psm.snapshots.remove(base_offset)
-            return
+            return []
+        path = names.snapshot_file(self.dir, base_offset)
+        size = self.fs.size(path) if self.fs.exists(path) else 0
         marked = self.psm.mark_snapshot_for_deletion(base_offset)
-        if marked is not None:
-            self.fs.delete(marked)
+        if marked is None:
+            return []
+        self.fs.delete(marked)
+        return [
+            LoadAction(
+                ActionKind.DELETE_SNAPSHOT, path.name, base_offset, size, "its segment was deleted", FileChange.DELETE
+            )
+        ]
 
     def _delete_all_snapshots(self, start_offset: int) -> None:
-        for offset in list(self.psm.snapshots):
-            name = names.snapshot_file(self.dir, offset).name
-            self.actions.append(LoadAction(ActionKind.DELETE_SNAPSHOT, name, offset, 0, "producer state reset"))
-        if self.options.dry_run:
-            self.psm.snapshots.clear()
-            self.psm.map_end_offset = start_offset
-        else:
-            self.psm.truncate_fully_and_start_at(start_offset)
+        self.psm.truncate_fully_and_start_at(start_offset)
+        self.actions += self.psm.take_changes()
 
     def _rebuild_producer_state(self, log_end_offset: int) -> None:
-        if self.options.dry_run:
-            return
-        before = set(self.psm.snapshots)
         self.psm.remove_stray_snapshots(self.segments.base_offsets())
         rebuild_producer_state(
             self.psm,
@@ -347,29 +439,49 @@ class _Loader:
             reload_from_clean_shutdown=self.options.had_clean_shutdown,
             now_ms=self.options.now_ms,
         )
-        after = set(self.psm.snapshots)
-        for offset in sorted(before - after):
-            name = names.snapshot_file(self.dir, offset).name
-            self.actions.append(LoadAction(ActionKind.DELETE_SNAPSHOT, name, offset, 0, "stray or out of range"))
-        for offset in sorted(after - before):
-            name = names.snapshot_file(self.dir, offset).name
-            self.actions.append(LoadAction(ActionKind.WRITE_SNAPSHOT, name, offset, 0, "producer state"))
+        self.actions += self.psm.take_changes()
 
     def _write_leader_epochs(self) -> None:
         entries = self.epochs.entries
         if entries == self._epochs_before:
             return
+        path = self.dir / names.LEADER_EPOCH_CHECKPOINT
+        content = format_leader_epoch_checkpoint(entries)
+        self.fs.write_atomic(path, content)
         self.actions.append(
-            LoadAction(
+            written(
                 ActionKind.UPDATE_LEADER_EPOCHS,
-                names.LEADER_EPOCH_CHECKPOINT,
-                -1,
-                0,
-                f"{len(self._epochs_before)} -> {len(entries)} entries",
+                path.name,
+                content,
+                existed=self._epochs_existed,
+                reason=f"{len(self._epochs_before)} -> {len(entries)} entries",
             )
         )
-        if not self.options.dry_run:
-            write_leader_epoch_checkpoint(self.dir / names.LEADER_EPOCH_CHECKPOINT, entries, fs=self.fs)
+
+
+class _EpochStarts:
+    """The leader epochs recovered batches carry, each at the first offset it was seen at.
+
+    Kafka assigns them to the cache as each segment is recovered, in recovery order; a segment whose
+    index was missing is recovered in pass 5, before the earlier segments pass 6 recovers, so the
+    cache would depend on which indexes a crashed run had already rebuilt. Applied in offset order
+    at the end of the load instead (`assign` for each epoch newer than the cache's latest, as
+    `LogSegment.recover` does), the cache is the same whatever was recovered first.
+    """
+
+    latest_epoch = None  # `replay_recovered_batch` then offers every batch's epoch
+
+    def __init__(self) -> None:
+        self._starts: dict[int, int] = {}
+
+    def assign(self, epoch: int, start_offset: int) -> None:
+        self._starts[epoch] = min(start_offset, self._starts.get(epoch, start_offset))
+
+    def apply_to(self, cache: LeaderEpochCache) -> None:
+        for epoch, start_offset in sorted(self._starts.items(), key=lambda item: (item[1], item[0])):
+            latest = cache.latest_epoch
+            if latest is None or epoch > latest:
+                cache.assign(epoch, start_offset)
 
 
 def _from_floor(bases: list[int], offset: int) -> list[int]:

@@ -29,6 +29,7 @@ from storage_core.checkpoint import format_offset_checkpoint, read_offset_checkp
 from storage_core.clean_shutdown import delete_clean_shutdown, read_clean_shutdown, write_clean_shutdown
 from storage_core.errors import CorruptCheckpointError
 from storage_core.fs import FileSystem, default_fs
+from storage_core.load_actions import ActionKind, FileChange, LoadAction, written
 from storage_core.names import TopicPartition
 
 
@@ -44,6 +45,7 @@ class LogDirState:
         high_watermarks: the replication-offset checkpoint ({} if missing or unreadable).
         cleaner_offsets: the cleaner-offset checkpoint ({} if missing or unreadable).
         warnings: checkpoint files that could not be read.
+        actions: what opening changed (the marker's deletion).
     """
 
     path: Path
@@ -53,6 +55,7 @@ class LogDirState:
     high_watermarks: dict[TopicPartition, int] = field(default_factory=dict)
     cleaner_offsets: dict[TopicPartition, int] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    actions: tuple[LoadAction, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,14 +87,16 @@ class LogDirClose:
     Attributes:
         written: names of the files written (checkpoints, marker).
         clean_shutdown_written: the marker was written.
+        actions: one per file written.
     """
 
     written: tuple[str, ...] = field(default=())
     clean_shutdown_written: bool = False
+    actions: tuple[LoadAction, ...] = ()
 
 
-def open_log_dir(log_dir: Path, *, dry_run: bool = False, fs: FileSystem | None = None) -> LogDirState:
-    """Read the marker and checkpoints of a log dir, then (unless dry) delete the marker."""
+def open_log_dir(log_dir: Path, *, fs: FileSystem | None = None) -> LogDirState:
+    """Read the marker and checkpoints of a log dir, then delete the marker (a dry run passes an overlay fs)."""
     fs = fs or default_fs()
     log_dir = Path(log_dir)
     warnings: list[str] = []
@@ -100,9 +105,21 @@ def open_log_dir(log_dir: Path, *, dry_run: bool = False, fs: FileSystem | None 
     high_watermarks = _read_or_empty(log_dir / names.REPLICATION_OFFSET_CHECKPOINT, warnings, fs)
     cleaner_offsets = _read_or_empty(log_dir / names.CLEANER_OFFSET_CHECKPOINT, warnings, fs)
     had_clean_shutdown = read_clean_shutdown(log_dir, fs=fs) is not None
-    if had_clean_shutdown and not dry_run:
+    actions = []
+    if had_clean_shutdown:
+        size = fs.size(log_dir / names.CLEAN_SHUTDOWN_FILE)
         delete_clean_shutdown(log_dir, fs=fs)
         fs.fsync_dir(log_dir)
+        actions.append(
+            LoadAction(
+                ActionKind.DELETE_CLEAN_SHUTDOWN,
+                names.CLEAN_SHUTDOWN_FILE,
+                -1,
+                size,
+                "removed before any partition is touched: a crash makes the next load unclean",
+                FileChange.DELETE,
+            )
+        )
     return LogDirState(
         log_dir,
         had_clean_shutdown,
@@ -111,6 +128,7 @@ def open_log_dir(log_dir: Path, *, dry_run: bool = False, fs: FileSystem | None 
         high_watermarks,
         cleaner_offsets,
         tuple(warnings),
+        tuple(actions),
     )
 
 
@@ -145,21 +163,41 @@ def close_log_dir(
         else:
             log_start_offsets.pop(outcome.topic_partition, None)
     fs.fsync_dir(state.path)
-    written = []
+    actions = []
     for name, entries in (
         (names.RECOVERY_POINT_CHECKPOINT, recovery_points),
         (names.LOG_START_OFFSET_CHECKPOINT, log_start_offsets),
     ):
-        path = state.path / name
-        if fs.exists(path) and fs.read_bytes(path) == format_offset_checkpoint(entries):
-            continue
-        write_offset_checkpoint(path, entries, fs=fs)
-        written.append(name)
+        action = _write_checkpoint(state.path / name, entries, fs)
+        if action is not None:
+            actions.append(action)
     clean = other_failures == 0 and all(o.succeeded for o in outcomes)
     if clean:
+        path = state.path / names.CLEAN_SHUTDOWN_FILE
+        existed = fs.exists(path)
         write_clean_shutdown(state.path, fs=fs)
-        written.append(names.CLEAN_SHUTDOWN_FILE)
-    return LogDirClose(tuple(written), clean)
+        actions.append(
+            written(
+                ActionKind.WRITE_CLEAN_SHUTDOWN,
+                path.name,
+                fs.read_bytes(path),
+                existed=existed,
+                reason="every partition of the log dir is done",
+            )
+        )
+    return LogDirClose(tuple(a.file for a in actions), clean, tuple(actions))
+
+
+def _write_checkpoint(path: Path, entries: dict[TopicPartition, int], fs: FileSystem) -> LoadAction | None:
+    """Rewrite an offset checkpoint atomically unless it already holds `entries`; its action, or None."""
+    content = format_offset_checkpoint(entries)
+    existed = fs.exists(path)
+    if existed and fs.read_bytes(path) == content:
+        return None
+    write_offset_checkpoint(path, entries, fs=fs)
+    return written(
+        ActionKind.WRITE_CHECKPOINT, path.name, content, existed=existed, reason=f"{len(entries)} partitions"
+    )
 
 
 def write_cleaner_offsets(
@@ -168,17 +206,13 @@ def write_cleaner_offsets(
     present: set[TopicPartition],
     *,
     fs: FileSystem | None = None,
-) -> bool:
+) -> LoadAction | None:
     """Rewrite cleaner-offset-checkpoint atomically (as `LogCleanerManager.updateCheckpoints`: entries of
-    partitions no longer in the dir are dropped). Returns False when the content did not change."""
+    partitions no longer in the dir are dropped). Returns its action, None when the content did not change."""
     fs = fs or default_fs()
     entries = {tp: offset for tp, offset in state.cleaner_offsets.items() if tp in present}
     entries.update(updates)
-    path = state.path / names.CLEANER_OFFSET_CHECKPOINT
-    if fs.exists(path) and fs.read_bytes(path) == format_offset_checkpoint(entries):
-        return False
-    write_offset_checkpoint(path, entries, fs=fs)
-    return True
+    return _write_checkpoint(state.path / names.CLEANER_OFFSET_CHECKPOINT, entries, fs)
 
 
 def _read_or_empty(path: Path, warnings: list[str], fs: FileSystem) -> dict[TopicPartition, int]:

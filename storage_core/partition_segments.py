@@ -1,9 +1,8 @@
 """The segments of one partition directory, as the loader loads, recovers and deletes them.
 
-A thin map from base offset to segment files over a :class:`~storage_core.dir_view.DirView`, so
-that every decision works the same in a dry run (nothing opened for writing, truncations predicted
-by a read-only CRC scan) and in a real run (segments opened as
-:class:`~storage_core.segment.LogSegment` and recovered in place).
+A thin map from base offset to segment files over a :class:`~storage_core.dir_view.DirView`;
+segments are opened as :class:`~storage_core.segment.LogSegment` and recovered in place (a dry run
+does the same over an overlay file system). Every file change is returned as one action.
 """
 
 from __future__ import annotations
@@ -19,7 +18,8 @@ from storage_core.fs import FileSystem
 from storage_core.index.offset_index import OffsetIndex
 from storage_core.index.time_index import TimeIndex
 from storage_core.index.txn_index import TransactionIndex
-from storage_core.load_actions import ActionKind, LoadAction
+from storage_core.load_actions import ActionKind, FileChange, LoadAction, written
+from storage_core.quarantine import QuarantineArea, quarantine
 from storage_core.records.batch import RecordBatch
 from storage_core.records.file_records import ScanResult, iterate_batches, scan_valid_prefix
 from storage_core.records.legacy import LegacyBatch
@@ -55,17 +55,18 @@ class PartitionSegments:
     Args:
         dir_path: the partition directory.
         settings: index interval and index size.
-        dry_run: plan only.
+        area: where record bytes go before they are deleted.
         fs: the file system.
     """
 
-    def __init__(self, dir_path: Path, settings: SegmentSettings, *, dry_run: bool, fs: FileSystem) -> None:
+    def __init__(
+        self, dir_path: Path, settings: SegmentSettings, *, area: QuarantineArea | None = None, fs: FileSystem
+    ) -> None:
         self.dir = dir_path
         self.settings = settings
-        self.dry_run = dry_run
+        self.area = area or QuarantineArea(None)
         self.fs = fs
-        self.view = DirView(dir_path, dry_run=dry_run, fs=fs)
-        self._truncated: dict[int, int] = {}  # dry run: predicted valid bytes per recovered segment
+        self.view = DirView(dir_path, fs=fs)
 
     def _name(self, base_offset: int, suffix: str) -> str:
         return names.filename_prefix(base_offset) + suffix
@@ -87,7 +88,14 @@ class PartitionSegments:
                 if not self.view.exists(self._name(base_offset, names.LOG_SUFFIX)):
                     size = self.view.delete(name)
                     actions.append(
-                        LoadAction(ActionKind.DELETE_ORPHAN_INDEX, name, base_offset, size, "no .log for this index")
+                        LoadAction(
+                            ActionKind.DELETE_ORPHAN_INDEX,
+                            name,
+                            base_offset,
+                            size,
+                            "no .log for this index",
+                            FileChange.DELETE,
+                        )
                     )
         return actions
 
@@ -120,13 +128,21 @@ class PartitionSegments:
         name = self._name(base_offset, names.TIME_INDEX_SUFFIX)
         if self.view.exists(name):
             return []
-        if not self.dry_run:
-            self.fs.write_file(self.dir / name, b"")
+        self.fs.write_file(self.dir / name, b"")
         self.view.add(name)
-        return [LoadAction(ActionKind.CREATE_TIME_INDEX, name, base_offset, 0, "time index missing: empty one created")]
+        return [
+            written(
+                ActionKind.CREATE_TIME_INDEX,
+                name,
+                b"",
+                existed=False,
+                base_offset=base_offset,
+                reason="time index missing: empty one created",
+            )
+        ]
 
     def open(self, base_offset: int) -> LogSegment:
-        """Open a segment for recovery (real runs only)."""
+        """Open a segment for recovery."""
         return LogSegment.open(
             self.dir,
             base_offset,
@@ -142,14 +158,6 @@ class PartitionSegments:
         buffer = self.fs.mmap(self.view.path(self._name(base_offset, names.LOG_SUFFIX)))
         return scan_valid_prefix(buffer, check_offsets=check_offsets)
 
-    def predict_truncation(self, base_offset: int) -> int:
-        """Dry run: the bytes recovery would cut from this segment's `.log` (once: then it is cut)."""
-        if base_offset in self._truncated:
-            return 0
-        scan = self._scan(base_offset)
-        self._truncated[base_offset] = scan.valid_bytes
-        return self.view.size(self._name(base_offset, names.LOG_SUFFIX)) - scan.valid_bytes
-
     def find_corruption(self, base_offset: int) -> tuple[int, str] | None:
         """Deep verify: the position and reason of the first invalid batch (or offset regression), or None."""
         scan = self._scan(base_offset, check_offsets=True)
@@ -158,45 +166,54 @@ class PartitionSegments:
         return scan.invalid_position, scan.invalid_reason or "invalid batch"
 
     def read_next_offset(self, base_offset: int) -> int:
-        """The next offset after the segment's last batch (in a dry run, after a predicted truncation)."""
+        """The next offset after the segment's last batch."""
         index_name = self._name(base_offset, names.INDEX_SUFFIX)
         return read_next_offset(
             self.view.path(self._name(base_offset, names.LOG_SUFFIX)),
             base_offset=base_offset,
             index_path=self.view.path(index_name) if self.view.exists(index_name) else None,
             fs=self.fs,
-            end=self._truncated.get(base_offset),
         )
 
     def delete_segment(self, base_offset: int, *, reason: str) -> list[LoadAction]:
-        """Rename the segment's files to `.deleted`, then delete them (`file.delete.delay.ms` = 0)."""
-        removed = 0
-        present = False
+        """Quarantine the segment's `.log`, then rename its files to `.deleted` and delete them
+        (`file.delete.delay.ms` = 0); one action per file."""
+        actions = []
+        log_name = self._name(base_offset, names.LOG_SUFFIX)
+        if self.view.exists(log_name):
+            size = self.view.size(log_name)
+            actions += quarantine(
+                self.area, self.dir, log_name, 0, size, reason=reason, base_offset=base_offset, fs=self.fs
+            )
         for suffix in names.SEGMENT_SUFFIXES:
             name = self._name(base_offset, suffix)
             if self.view.exists(name):
-                present = True
                 deleted = name + names.DELETED_SUFFIX
                 self.view.rename(name, deleted)
-                removed += self.view.delete(deleted)
-        self._truncated.pop(base_offset, None)
-        if not present:
-            return []
-        log_name = self._name(base_offset, names.LOG_SUFFIX)
-        return [LoadAction(ActionKind.DELETE_SEGMENT, log_name, base_offset, removed, reason)]
+                size = self.view.delete(deleted)
+                actions.append(
+                    LoadAction(ActionKind.DELETE_SEGMENT, name, base_offset, size, reason, FileChange.DELETE)
+                )
+        return actions
 
     def create_segment(self, base_offset: int) -> list[LoadAction]:
         """An empty segment (empty `.log`, `.index`, `.timeindex`) for an empty log."""
+        actions = []
         for suffix in (names.LOG_SUFFIX, names.INDEX_SUFFIX, names.TIME_INDEX_SUFFIX):
             name = self._name(base_offset, suffix)
-            if not self.dry_run:
-                self.fs.write_file(self.dir / name, b"")
+            self.fs.write_file(self.dir / name, b"")
             self.view.add(name)
-        return [
-            LoadAction(
-                ActionKind.CREATE_SEGMENT, self._name(base_offset, names.LOG_SUFFIX), base_offset, 0, "the log is empty"
+            actions.append(
+                written(
+                    ActionKind.CREATE_SEGMENT,
+                    name,
+                    b"",
+                    existed=False,
+                    base_offset=base_offset,
+                    reason="the log is empty",
+                )
             )
-        ]
+        return actions
 
     def flush_dir(self) -> None:
         self.fs.fsync_dir(self.dir)

@@ -19,7 +19,6 @@ from typing import Protocol
 
 from storage_core.errors import CorruptRecordError
 from storage_core.index.txn_index import AbortedTxn, TransactionIndex
-from storage_core.leader_epoch import LeaderEpochCache
 from storage_core.producer_state import ProducerStateManager
 from storage_core.records.batch import RecordBatch
 from storage_core.records.control import ControlRecordType, EndTxnMarker, parse_control_key
@@ -81,11 +80,20 @@ def replay_producer_batch(psm: ProducerStateManager, batch: Batch, txn_index: Tr
     psm.map_end_offset = batch.last_offset + 1
 
 
+class EpochSink(Protocol):
+    """Where recovery offers the leader epochs of batches: a :class:`LeaderEpochCache` or a collector."""
+
+    @property
+    def latest_epoch(self) -> int | None: ...
+
+    def assign(self, epoch: int, start_offset: int) -> object: ...
+
+
 def replay_recovered_batch(
     batch: Batch,
     *,
     psm: ProducerStateManager,
-    epochs: LeaderEpochCache | None,
+    epochs: EpochSink | None,
     txn_index: TransactionIndex,
 ) -> None:
     """What `LogSegment.recover` does with each valid batch after indexing it."""

@@ -25,7 +25,8 @@ from typing import Protocol
 from storage_core import names
 from storage_core.errors import CorruptRecordError, CorruptSnapshotError, StorageError
 from storage_core.fs import FileSystem, default_fs
-from storage_core.producer_snapshot import ProducerSnapshotEntry, list_snapshot_offsets, read_snapshot, write_snapshot
+from storage_core.load_actions import ActionKind, FileChange, LoadAction, written
+from storage_core.producer_snapshot import ProducerSnapshotEntry, encode_snapshot, list_snapshot_offsets, read_snapshot
 
 NUM_BATCHES_TO_RETAIN = 5
 DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000
@@ -165,13 +166,25 @@ class ProducerStateManager:
         self.map_end_offset = 0
         self._last_snap_offset = 0
         self.snapshots: list[int] = list_snapshot_offsets(self.dir_path, fs=self._fs)
+        self.changes: list[LoadAction] = []  # snapshot files written and deleted, for the audit trail
 
     # -- snapshot files -------------------------------------------------------------------------
 
-    def _delete_snapshot(self, offset: int) -> None:
+    def take_changes(self) -> list[LoadAction]:
+        """The snapshot files written and deleted since the last call (one action per file)."""
+        changes, self.changes = self.changes, []
+        return changes
+
+    def _delete_snapshot(self, offset: int, reason: str) -> None:
         if offset in self.snapshots:
             self.snapshots.remove(offset)
-        self._fs.delete(names.snapshot_file(self.dir_path, offset))
+        path = names.snapshot_file(self.dir_path, offset)
+        if self._fs.exists(path):
+            size = self._fs.size(path)
+            self._fs.delete(path)
+            self.changes.append(
+                LoadAction(ActionKind.DELETE_SNAPSHOT, path.name, offset, size, reason, FileChange.DELETE)
+            )
 
     def mark_snapshot_for_deletion(self, offset: int) -> Path | None:
         """Rename `<offset>.snapshot` to `.snapshot.deleted` (`removeAndMarkSnapshotForDeletion`)."""
@@ -196,10 +209,10 @@ class ProducerStateManager:
         for offset in list(self.snapshots):
             if offset not in bases:
                 if stray is not None:
-                    self._delete_snapshot(stray)
+                    self._delete_snapshot(stray, "stray: not at a segment base offset")
                 stray = offset
         if stray is not None and bases and stray < max(bases):
-            self._delete_snapshot(stray)
+            self._delete_snapshot(stray, "stray: not at a segment base offset")
 
     def take_snapshot(self, *, sync_dir: bool = True) -> Path | None:
         """Write `<map_end_offset>.snapshot` if the map moved past the last snapshot (`sync_dir`: as
@@ -207,7 +220,19 @@ class ProducerStateManager:
         if self.map_end_offset <= self._last_snap_offset:
             return None
         path = names.snapshot_file(self.dir_path, self.map_end_offset)
-        write_snapshot(path, [e.to_snapshot_entry() for e in self.producers.values()], fs=self._fs, sync_dir=sync_dir)
+        content = encode_snapshot(e.to_snapshot_entry() for e in self.producers.values())
+        existed = self._fs.exists(path)
+        self._fs.write_atomic(path, content, sync_dir=sync_dir)
+        self.changes.append(
+            written(
+                ActionKind.WRITE_SNAPSHOT,
+                path.name,
+                content,
+                existed=existed,
+                base_offset=self.map_end_offset,
+                reason="producer state at this offset",
+            )
+        )
         if self.map_end_offset not in self.snapshots:
             self.snapshots.append(self.map_end_offset)
             self.snapshots.sort()
@@ -219,8 +244,8 @@ class ProducerStateManager:
             offset = self.snapshots[-1]
             try:
                 entries = read_snapshot(names.snapshot_file(self.dir_path, offset), fs=self._fs)
-            except CorruptSnapshotError:
-                self._delete_snapshot(offset)
+            except CorruptSnapshotError as exc:
+                self._delete_snapshot(offset, f"corrupt: {exc}")
                 continue
             for entry in entries:
                 if entry.current_txn_first_offset < 0 and now_ms - entry.timestamp >= self.producer_id_expiration_ms:
@@ -239,7 +264,9 @@ class ProducerStateManager:
         """Drop snapshots outside (log_start_offset, log_end_offset] and reload from the newest one."""
         for offset in list(self.snapshots):
             if offset > log_end_offset or offset <= log_start_offset:
-                self._delete_snapshot(offset)
+                self._delete_snapshot(
+                    offset, f"out of range: not in (log start offset {log_start_offset}, end offset {log_end_offset}]"
+                )
         if log_end_offset != self.map_end_offset:
             self.producers.clear()
             self._ongoing.clear()
@@ -257,7 +284,7 @@ class ProducerStateManager:
         self.producers.clear()
         self._ongoing.clear()
         for snapshot in list(self.snapshots):
-            self._delete_snapshot(snapshot)
+            self._delete_snapshot(snapshot, f"producer state reset to start at {offset}")
         self._last_snap_offset = 0
         self.map_end_offset = offset
 

@@ -26,6 +26,7 @@ any load removes, and a log start offset that is never ahead of the first remain
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,8 +36,8 @@ from storage_core import names
 from storage_core.config import LogConfig
 from storage_core.fs import FileSystem, default_fs
 from storage_core.index.time_index import TimeIndex
-from storage_core.leader_epoch import LeaderEpochCache, read_leader_epoch_checkpoint, write_leader_epoch_checkpoint
-from storage_core.load_actions import ActionKind, LoadAction
+from storage_core.leader_epoch import LeaderEpochCache, format_leader_epoch_checkpoint, read_leader_epoch_checkpoint
+from storage_core.load_actions import ActionKind, FileChange, LoadAction, actions_on_failure, written
 from storage_core.segment import read_next_offset
 
 
@@ -114,20 +115,6 @@ class RetentionPlan:
             return self.first_base_offset
         following = self.next_kept_base_offset if self.next_kept_base_offset is not None else self.roll_at
         return self.log_end_offset if following is None else following
-
-    def planned_actions(self) -> tuple[LoadAction, ...]:
-        """The actions a dry run reports: one per segment to delete, one per future-timestamped segment."""
-        deletions = tuple(
-            LoadAction(
-                ActionKind.DELETE_SEGMENT,
-                names.log_file(self.dir_path, d.segment.base_offset).name,
-                d.segment.base_offset,
-                d.segment.size_bytes,
-                f"{d.reason.value}: {d.detail}",
-            )
-            for d in self.deletions
-        )
-        return deletions + self.future_timestamp_actions()
 
     def future_timestamp_actions(self) -> tuple[LoadAction, ...]:
         return tuple(
@@ -265,13 +252,22 @@ def apply_retention(
 ) -> tuple[LoadAction, ...]:
     """Carry out a plan: roll if needed, rename deleted segments to `.deleted`, delete them, fix epochs.
 
+    A dry run applies the plan to an overlay file system (:mod:`storage_core.overlay_fs`).
+
     Returns:
-        One action per file change, for the audit trail.
+        One action per file change (and per future-timestamped segment), for the audit trail.
     """
-    fs = fs or default_fs()
-    dir_path = plan.dir_path
     actions: list[LoadAction] = []
+    with actions_on_failure(actions):
+        return _apply(plan, file_delete_delay_ms, fs or default_fs(), actions)
+
+
+def _apply(
+    plan: RetentionPlan, file_delete_delay_ms: int, fs: FileSystem, actions: list[LoadAction]
+) -> tuple[LoadAction, ...]:
+    dir_path = plan.dir_path
     if plan.roll_at is not None:
+        reason = "every segment is deletable: roll a new active segment first"
         for path in (
             names.log_file(dir_path, plan.roll_at),
             names.offset_index_file(dir_path, plan.roll_at),
@@ -279,60 +275,59 @@ def apply_retention(
         ):
             if not fs.exists(path):
                 fs.write_file(path, b"")
+                actions.append(
+                    written(
+                        ActionKind.CREATE_SEGMENT,
+                        path.name,
+                        b"",
+                        existed=False,
+                        base_offset=plan.roll_at,
+                        reason=reason,
+                    )
+                )
         fs.fsync_dir(dir_path)
-        actions.append(
-            LoadAction(
-                ActionKind.CREATE_SEGMENT,
-                names.log_file(dir_path, plan.roll_at).name,
-                plan.roll_at,
-                0,
-                "every segment is deletable: roll a new active segment first",
-            )
-        )
-    renamed: list[Path] = []
+    renamed: list[tuple[LoadAction, Path]] = []
     for deletion in plan.deletions:
         base = deletion.segment.base_offset
-        paths = [
-            names.log_file(dir_path, base),
-            names.offset_index_file(dir_path, base),
-            names.time_index_file(dir_path, base),
-            names.txn_index_file(dir_path, base),
-            names.snapshot_file(dir_path, base),
-        ]
-        for path in paths:
+        reason = f"{deletion.reason.value}: {deletion.detail}"
+        for kind, path in (
+            (ActionKind.DELETE_SEGMENT, names.log_file(dir_path, base)),
+            (ActionKind.DELETE_SEGMENT, names.offset_index_file(dir_path, base)),
+            (ActionKind.DELETE_SEGMENT, names.time_index_file(dir_path, base)),
+            (ActionKind.DELETE_SEGMENT, names.txn_index_file(dir_path, base)),
+            (ActionKind.DELETE_SNAPSHOT, names.snapshot_file(dir_path, base)),
+        ):
             if fs.exists(path):
                 target = path.with_name(path.name + names.DELETED_SUFFIX)
+                size = fs.size(path)
                 fs.rename_atomic(path, target)
-                renamed.append(target)
-        actions.append(
-            LoadAction(
-                ActionKind.DELETE_SEGMENT,
-                names.log_file(dir_path, base).name,
-                base,
-                deletion.segment.size_bytes,
-                f"{deletion.reason.value}: {deletion.detail}",
-            )
-        )
+                action = LoadAction(kind, path.name, base, size, reason, FileChange.RENAME, target.name)
+                renamed.append((action, target))
     new_start = plan.new_log_start_offset
     epoch_path = dir_path / names.LEADER_EPOCH_CHECKPOINT
+    epoch_action = None
     if plan.deletions and fs.exists(epoch_path):
         before = read_leader_epoch_checkpoint(epoch_path, fs=fs)
         cache = LeaderEpochCache(before)
         cache.truncate_from_start(new_start)
         if cache.entries != before:
-            write_leader_epoch_checkpoint(epoch_path, cache.entries, fs=fs)
-            actions.append(
-                LoadAction(
-                    ActionKind.UPDATE_LEADER_EPOCHS,
-                    epoch_path.name,
-                    -1,
-                    0,
-                    f"truncated from the new log start offset {new_start}",
-                )
+            content = format_leader_epoch_checkpoint(cache.entries)
+            fs.write_atomic(epoch_path, content)
+            epoch_action = written(
+                ActionKind.UPDATE_LEADER_EPOCHS,
+                epoch_path.name,
+                content,
+                existed=True,
+                reason=f"truncated from the new log start offset {new_start}",
             )
     if file_delete_delay_ms == 0:
-        for path in renamed:
+        for action, path in renamed:
             fs.delete(path)
+            actions.append(dataclasses.replace(action, change=FileChange.DELETE, target=""))
         if renamed:
             fs.fsync_dir(dir_path)
+    else:
+        actions += [action for action, _ in renamed]  # the `.deleted` files stay for the delay
+    if epoch_action is not None:
+        actions.append(epoch_action)
     return tuple(actions) + plan.future_timestamp_actions()

@@ -31,6 +31,7 @@ from storage_core.index.offset_index import OffsetIndex, OffsetPosition
 from storage_core.index.sparse_index import DEFAULT_MAX_INDEX_SIZE
 from storage_core.index.time_index import TimeIndex
 from storage_core.index.txn_index import TransactionIndex
+from storage_core.load_actions import FileChange
 from storage_core.records.batch import (
     ATTRIBUTES_POSITION,
     FIELDS,
@@ -208,6 +209,7 @@ class LogSegment:
         self.index_interval_bytes = index_interval_bytes
         self.suffix = suffix
         self._fs = fs
+        self.index_writes: list[tuple[Path, FileChange, bytes]] = []  # by recovery: (path, how, content)
         self._bytes_since_last_index_entry = 0
         last = time_index.last_entry
         self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far = last.timestamp, last.offset
@@ -281,7 +283,13 @@ class LogSegment:
             self._bytes_since_last_index_entry = 0
         self._bytes_since_last_index_entry += len(records)
 
-    def recover(self, *, on_batch: Callable[[Batch], None] | None = None) -> int:
+    def recover(
+        self,
+        *,
+        on_batch: Callable[[Batch], None] | None = None,
+        end: int | None = None,
+        before_truncate: Callable[[int, int], None] | None = None,
+    ) -> int:
         """Rebuild the indexes from the `.log` and cut it at the first invalid batch.
 
         The indexes are built in memory with Kafka's rules (:func:`build_segment_indexes`) and then
@@ -289,11 +297,15 @@ class LogSegment:
         and fsynced: a crash or power loss leaves each index file either old or complete and new.
         The renames are durable once the caller fsyncs the directory (the loader does, once, before
         anything records the partition as recovered); until then a power loss brings back the old
-        index files, and the next load recovers the segment again.
+        index files, and the next load recovers the segment again. The index files written (not
+        those that already held the rebuilt bytes) are added to :attr:`index_writes`.
 
         Args:
             on_batch: called with every valid batch in order, after it is indexed (producer state,
                 leader epochs and the txn index are rebuilt there).
+            end: keep nothing at or after this position even if valid (offsets out of order there).
+            before_truncate: called with (valid bytes, file size) before bytes are cut (the
+                loader quarantines them); an exception it raises leaves the `.log` untouched.
 
         Returns:
             The number of bytes truncated from the `.log`.
@@ -303,8 +315,9 @@ class LogSegment:
             InvalidOffsetError: offsets go backwards where an index entry is written.
         """
         self.txn_index = TransactionIndex.build_in_memory(self.txn_index.path, self.base_offset, fs=self._fs)
+        buffer = self.log.buffer()
         rebuilt = build_segment_indexes(
-            self.log.buffer(),
+            buffer if end is None else memoryview(buffer)[:end],
             offset_index=OffsetIndex.build_in_memory(
                 self.offset_index.path, self.base_offset, max_index_size=self.offset_index.max_index_size, fs=self._fs
             ),
@@ -315,12 +328,21 @@ class LogSegment:
             on_batch=on_batch,
         )
         self.offset_index, self.time_index = rebuilt.offset_index, rebuilt.time_index
+        if rebuilt.valid_bytes < self.log.size_in_bytes and before_truncate is not None:
+            before_truncate(rebuilt.valid_bytes, self.log.size_in_bytes)
         truncated = self.log.truncate_to(rebuilt.valid_bytes)
         self.log.flush()
-        for index in (self.txn_index, self.time_index, self.offset_index):
-            index.persist(sync_dir=False)
+        self._persist_indexes(sync_dir=False)
         self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far = self.time_index.last_entry
         return truncated
+
+    def _persist_indexes(self, *, sync_dir: bool) -> None:
+        """Write the indexes built in memory (txn, time, offset), recording each file written."""
+        for index in (self.txn_index, self.time_index, self.offset_index):
+            if index.in_memory:
+                change = index.persist(sync_dir=sync_dir)
+                if change is not None:
+                    self.index_writes.append((index.path, change, index.encoded()))
 
     def translate_offset(self, offset: int, start_position: int = 0) -> OffsetPosition | None:
         """Position of the first batch whose last offset is >= `offset`, or None."""
@@ -339,9 +361,7 @@ class LogSegment:
         self.offset_index.trim_to_valid_size()
         self.time_index.trim_to_valid_size()
         removed = 0 if mapping is None else self.log.truncate_to(mapping.position)
-        for index in (self.txn_index, self.time_index, self.offset_index):
-            if index.in_memory:  # an interrupted recovery's indexes
-                index.persist()
+        self._persist_indexes(sync_dir=True)  # an interrupted recovery's indexes
         if mapping is None:
             return 0
         last = self.time_index.last_entry

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from storage_core import names
-from storage_core.cleaner.swap import replace_segments
+from storage_core.cleaner.swap import SwappedFile, replace_segments
 from storage_core.errors import StorageError
 from storage_core.fs import FileSystem
 from storage_core.records.file_records import Batch, iterate_batches
@@ -23,8 +23,11 @@ _INT32_MAX = 2**31 - 1
 
 def split_overflowed_segment(
     dir_path: Path, base_offset: int, *, index_interval_bytes: int, segment_index_bytes: int, fs: FileSystem
-) -> list[int]:
-    """Split `<base_offset>.log` into segments whose offsets fit; returns the new base offsets.
+) -> tuple[list[int], list[SwappedFile]]:
+    """Split `<base_offset>.log` into segments whose offsets fit.
+
+    Returns:
+        The new base offsets, and the net change to each file name.
 
     Raises:
         StorageError: offsets go backwards, or below the segment's base offset, so no split can
@@ -70,5 +73,4 @@ def split_overflowed_segment(
         segment.close()
         fs.set_mtime_ms(names.log_file(dir_path, new_base, names.CLEANED_SUFFIX), mtime)
         new_bases.append(new_base)
-    replace_segments(dir_path, new_bases=new_bases, old_bases=[base_offset], fs=fs)
-    return new_bases
+    return new_bases, replace_segments(dir_path, new_bases=new_bases, old_bases=[base_offset], fs=fs)

@@ -1,18 +1,52 @@
 """A file system that simulates a power loss: whatever was not fsynced is lost (fault class F8).
 
-Built on the real file system: each mutating operation records what a power loss would take back.
-File contents are durable from their last `fsync` (or from before the run); creations, renames and
-deletions are durable once their directory is fsynced. :meth:`power_loss` reverts everything else,
-newest first, as a crash of the machine (not just of the process) would. A file created and never
-fsynced comes back empty if its directory entry survived.
+Built on the real file system: before each mutating operation a
+:class:`~storage_core.fault_control.DurabilityJournal` records what a power loss would take back.
+File contents are durable from their last `fsync` (or from before the run); creations, renames,
+deletions and new directories are durable once their directory is fsynced. :func:`revert_power_loss`
+reverts everything else, newest first, as a crash of the machine (not just of the process) would. A
+file created and never fsynced comes back empty if its directory entry survived.
+
+The same journal is kept job-wide (every process of a Spark job) by
+:class:`~storage_core.fault_control.SharedFaultControl` in power-loss mode; :func:`revert_power_loss`
+applies either.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
+from storage_core.fault_control import DurabilityJournal
 from storage_core.fs import FaultInjectingFileSystem
+
+
+def _write(path: str, content: bytes | None) -> None:
+    with open(path, "wb") as f:
+        f.write(content or b"")
+
+
+def revert_power_loss(journal: DurabilityJournal) -> None:
+    """Revert every unsynced namespace change (newest first), then every unsynced file content."""
+    durable = journal.durable
+    for kind, path, target, previous in reversed(journal.dir_ops):
+        if kind == "create" and os.path.isfile(path):
+            os.unlink(path)
+            durable.pop(path, None)
+        elif kind == "mkdir" and os.path.isdir(path):
+            shutil.rmtree(path)  # its entry in the parent is gone, and everything below it
+        elif kind == "delete" and previous is not None:
+            _write(path, previous)
+        elif kind == "rename" and target is not None and os.path.exists(target):
+            os.replace(target, path)
+            durable[path], durable[target] = durable.get(target), previous
+            if previous is not None:
+                _write(target, previous)
+    journal.dir_ops.clear()
+    for path, content in durable.items():
+        if os.path.isfile(path) and Path(path).read_bytes() != (content or b""):
+            _write(path, content)
 
 
 class PowerLossFileSystem(FaultInjectingFileSystem):
@@ -20,61 +54,12 @@ class PowerLossFileSystem(FaultInjectingFileSystem):
 
     def __init__(self, *, fail_at: int | None = None) -> None:
         super().__init__(fail_at=fail_at, kind="crash")
-        self._durable: dict[Path, bytes | None] = {}  # file -> content at its last fsync (None: not on disk)
-        self._dir_ops: list[tuple[str, Path, Path | None, bytes | None]] = []  # unsynced namespace changes
-        self._rename_target: Path | None = None
+        self.journal = DurabilityJournal()
 
-    @staticmethod
-    def _content(path: Path) -> bytes | None:
-        return path.read_bytes() if path.is_file() else None
-
-    def _remember(self, path: Path) -> None:
-        if path not in self._durable:
-            self._durable[path] = self._content(path)
-
-    def _before(self, operation: str, path: Path) -> None:
-        path = Path(path)
-        if operation in ("write", "truncate", "delete"):
-            self._remember(path)
-        if operation == "rename" and self._rename_target is not None:
-            self._remember(path)
-            self._remember(self._rename_target)
-        super()._before(operation, path)  # raises on the failing operation: nothing below is recorded for it
-        if operation == "fsync":
-            self._durable[path] = self._content(path)
-        elif operation == "create":
-            self._dir_ops.append(("create", path, None, None))
-        elif operation == "delete":
-            self._dir_ops.append(("delete", path, None, self._durable[path]))
-        elif operation == "rename" and self._rename_target is not None:
-            self._dir_ops.append(("rename", path, self._rename_target, self._durable[self._rename_target]))
-            # The content follows the name: the target is now durable as the source was.
-            self._durable[self._rename_target] = self._durable[path]
-            self._durable[path] = None
-        elif operation == "fsync_dir":
-            self._dir_ops = [op for op in self._dir_ops if op[1].parent != path]
-
-    def rename_atomic(self, source: Path, target: Path, *, sync_dir: bool = True) -> None:
-        self._rename_target = Path(target)
-        try:
-            super().rename_atomic(source, target, sync_dir=sync_dir)
-        finally:
-            self._rename_target = None
+    def _before(self, operation: str, path: Path, target: Path | None = None) -> None:
+        super()._before(operation, path, target)  # raises on the failing operation: it is not recorded
+        self.journal.observe(operation, Path(path), target)
 
     def power_loss(self) -> None:
         """Revert every unsynced namespace change (newest first), then every unsynced file content."""
-        for kind, path, target, previous in reversed(self._dir_ops):
-            if kind == "create" and path.exists():
-                os.unlink(path)
-                self._durable.pop(path, None)
-            elif kind == "delete" and previous is not None:
-                path.write_bytes(previous)
-            elif kind == "rename" and target is not None and target.exists():
-                os.replace(target, path)
-                self._durable[path], self._durable[target] = self._durable.get(target), previous
-                if previous is not None:
-                    target.write_bytes(previous)
-        self._dir_ops.clear()
-        for path, content in self._durable.items():
-            if path.exists() and path.read_bytes() != (content or b""):
-                path.write_bytes(content or b"")
+        revert_power_loss(self.journal)

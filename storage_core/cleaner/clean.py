@@ -25,10 +25,11 @@ from pathlib import Path
 
 from storage_core import names
 from storage_core.cleaner.offset_map import OffsetMap
-from storage_core.cleaner.swap import replace_segments
+from storage_core.cleaner.swap import replace_segments, swap_actions
 from storage_core.cleaner.txn_tracker import TransactionTracker, collect_aborted_txns
 from storage_core.config import LogConfig
 from storage_core.fs import FileSystem
+from storage_core.load_actions import ActionKind, LoadAction
 from storage_core.records.batch import RecordBatch, build_batch
 from storage_core.records.file_records import Batch, iterate_batches
 from storage_core.records.legacy import LegacyBatch, build_legacy_messages
@@ -392,8 +393,8 @@ def clean_group(
     legacy_horizon_ms: int,
     log_start_offset: int,
     fs: FileSystem,
-) -> None:
-    """Clean one group of segments into `<first base>.*.cleaned` and swap it in."""
+) -> list[LoadAction]:
+    """Clean one group of segments into `<first base>.*.cleaned` and swap it in; one action per file changed."""
     out_base = group[0]
     for suffix in names.SEGMENT_SUFFIXES:
         fs.delete(dir_path / (names.filename_prefix(out_base) + suffix + names.CLEANED_SUFFIX))
@@ -436,7 +437,8 @@ def clean_group(
         names.time_index_file(dir_path, out_base, names.CLEANED_SUFFIX),
     ):
         fs.set_mtime_ms(path, last_mtime)
-    replace_segments(dir_path, new_bases=[out_base], old_bases=group, fs=fs)
+    changes = replace_segments(dir_path, new_bases=[out_base], old_bases=group, fs=fs)
+    return swap_actions(ActionKind.CLEAN_SEGMENT, changes, f"segments {group} cleaned into segment {out_base}")
 
 
 class _ChunkWriter:

@@ -29,6 +29,8 @@ from storage_core.cleaner.offset_map import OffsetMap
 from storage_core.cleaner.txn_tracker import TransactionTracker
 from storage_core.config import LogConfig
 from storage_core.fs import FileSystem, default_fs
+from storage_core.load_actions import LoadAction, actions_on_failure
+from storage_core.overlay_fs import OverlayFileSystem
 from storage_core.producer_rebuild import end_txn_marker_of
 from storage_core.producer_state import ProducerStateManager
 from storage_core.records.batch import RecordBatch
@@ -64,13 +66,14 @@ class CleanablePlan:
 
 @dataclass(frozen=True, slots=True)
 class CleanPass:
-    """One completed cleaning pass."""
+    """One completed cleaning pass; `actions`: one per file it changed."""
 
     first_dirty_offset: int
     end_offset: int
     groups: tuple[tuple[int, ...], ...]
     stats: CleanerStats
     summary: tuple[str, ...]
+    actions: tuple[LoadAction, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,10 +174,17 @@ def compact_partition(
     max_passes: int = 100,
     fs: FileSystem | None = None,
 ) -> CompactResult:
-    """Clean a compacted partition until it is no longer a candidate (one plan only in a dry run)."""
+    """Clean a compacted partition until it is no longer a candidate.
+
+    A dry run cleans over an overlay file system (:mod:`storage_core.overlay_fs`, unless given one):
+    it reports every pass a real run would make, and changes nothing.
+    """
     fs = fs or default_fs()
+    if dry_run and not isinstance(fs, OverlayFileSystem):
+        fs = OverlayFileSystem(fs)
     dir_path = Path(dir_path)
     passes: list[CleanPass] = []
+    done: list[LoadAction] = []  # the file changes of the passes so far, for a failure's audit trail
     initial: CleanablePlan | None = None
     checkpoint = cleaner_checkpoint
     for _ in range(max_passes):
@@ -196,22 +206,24 @@ def compact_partition(
         initial = initial or plan
         if plan.checkpoint_forced:
             checkpoint = plan.first_dirty_offset
-        if dry_run or not plan.is_candidate:
+        if not plan.is_candidate:
             break
-        passes.append(
-            _clean_pass(
-                dir_path,
-                plan,
-                segments,
-                producers,
-                config=config,
-                log_start=log_start,
-                now_ms=now_ms,
-                dedupe_buffer_bytes=dedupe_buffer_bytes,
-                load_factor=load_factor,
-                fs=fs,
+        with actions_on_failure(done):
+            passes.append(
+                _clean_pass(
+                    dir_path,
+                    plan,
+                    segments,
+                    producers,
+                    config=config,
+                    log_start=log_start,
+                    now_ms=now_ms,
+                    dedupe_buffer_bytes=dedupe_buffer_bytes,
+                    load_factor=load_factor,
+                    fs=fs,
+                )
             )
-        )
+        done += passes[-1].actions
         checkpoint = passes[-1].end_offset
     if initial is None:
         raise ValueError("max_passes must be at least 1")
@@ -279,10 +291,16 @@ def _clean_pass(
         stats,
         mapped_region=scan.region,
     )
-    for group in groups:
-        clean_group(dir_path, group, bases, ctx, legacy_horizon_ms=legacy_horizon, log_start_offset=log_start, fs=fs)
+    actions: list[LoadAction] = []
+    with actions_on_failure(actions):
+        for group in groups:
+            actions += clean_group(
+                dir_path, group, bases, ctx, legacy_horizon_ms=legacy_horizon, log_start_offset=log_start, fs=fs
+            )
     stats.buffer_utilization = offset_map.utilization
     stats.elapsed_secs = time.monotonic() - started
     stats.elapsed_index_secs = mapped - started
     summary = stats.summary_lines(name=dir_path.name, first_dirty=plan.first_dirty_offset, end_offset=end)
-    return CleanPass(plan.first_dirty_offset, end, tuple(tuple(g) for g in groups), stats, tuple(summary))
+    return CleanPass(
+        plan.first_dirty_offset, end, tuple(tuple(g) for g in groups), stats, tuple(summary), tuple(actions)
+    )

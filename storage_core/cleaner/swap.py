@@ -16,10 +16,32 @@
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import dataclass
 from pathlib import Path
 
 from storage_core import names
 from storage_core.fs import FileSystem
+from storage_core.load_actions import ActionKind, FileChange, LoadAction
+
+
+@dataclass(frozen=True, slots=True)
+class SwappedFile:
+    """The net change a swap made to one file name: the new segments' files are created (or rewrite
+    an old file of the same name), the old segments' other files and snapshots are deleted."""
+
+    name: str
+    base_offset: int
+    change: FileChange
+    bytes_removed: int
+    sha256: str = ""  # of a created or rewritten file's new content
+
+
+def swap_actions(kind: ActionKind, changes: list[SwappedFile], reason: str) -> list[LoadAction]:
+    """One action per file a swap changed."""
+    return [
+        LoadAction(kind, c.name, c.base_offset, c.bytes_removed, reason, c.change, sha256=c.sha256) for c in changes
+    ]
 
 
 def _files(dir_path: Path, base_offset: int, suffix: str, fs: FileSystem) -> list[Path]:
@@ -32,14 +54,20 @@ def _files(dir_path: Path, base_offset: int, suffix: str, fs: FileSystem) -> lis
     return [p for p in paths if fs.exists(p)]
 
 
-def replace_segments(dir_path: Path, *, new_bases: list[int], old_bases: list[int], fs: FileSystem) -> list[Path]:
-    """Swap `.cleaned` segments in for the old ones; returns the `.deleted` files removed."""
+def replace_segments(
+    dir_path: Path, *, new_bases: list[int], old_bases: list[int], fs: FileSystem
+) -> list[SwappedFile]:
+    """Swap `.cleaned` segments in for the old ones; returns the net change to each file name."""
+    new_names: dict[str, int] = {}
     for base in sorted(new_bases, reverse=True):
         for path in _files(dir_path, base, names.CLEANED_SUFFIX, fs):
+            new_names[path.name[: -len(names.CLEANED_SUFFIX)]] = base
             fs.rename_atomic(path, path.with_name(path.name[: -len(names.CLEANED_SUFFIX)] + names.SWAP_SUFFIX))
     deleted: list[Path] = []
+    old_names: dict[str, tuple[int, int]] = {}
     for base in sorted(old_bases):
         for path in _files(dir_path, base, "", fs):
+            old_names[path.name] = (base, fs.size(path))
             target = path.with_name(path.name + names.DELETED_SUFFIX)
             fs.rename_atomic(path, target)
             deleted.append(target)
@@ -50,6 +78,7 @@ def replace_segments(dir_path: Path, *, new_bases: list[int], old_bases: list[in
     for base in sorted(set(old_bases) - set(new_bases)):
         snapshot = names.snapshot_file(dir_path, base)
         if fs.exists(snapshot):
+            old_names[snapshot.name] = (base, fs.size(snapshot))
             target = names.snapshot_file(dir_path, base, names.DELETED_SUFFIX)
             fs.rename_atomic(snapshot, target)
             deleted.append(target)
@@ -57,4 +86,19 @@ def replace_segments(dir_path: Path, *, new_bases: list[int], old_bases: list[in
         fs.delete(path)
     if deleted:
         fs.fsync_dir(dir_path)
-    return deleted
+    changes = [
+        SwappedFile(
+            name,
+            base,
+            FileChange.REWRITE if name in old_names else FileChange.CREATE,
+            0,
+            hashlib.sha256(fs.mmap(dir_path / name)).hexdigest(),
+        )
+        for name, base in sorted(new_names.items())
+    ]
+    changes += [
+        SwappedFile(name, base, FileChange.DELETE, size)
+        for name, (base, size) in sorted(old_names.items())
+        if name not in new_names
+    ]
+    return changes

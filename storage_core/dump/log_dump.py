@@ -17,6 +17,10 @@ offset: L position: P <TsType>: T size: S magic: M compresscodec: CODEC crc: CRC
 Found N invalid bytes at the end of <file name>   (bytes after the last whole batch; not with --max-bytes)
 ```
 
+A quarantined piece (:mod:`storage_core.quarantine`, `<file>.<start>-<end>.log`) is a `.log` like any
+other; its dump starts with `Quarantined bytes [start, end) of <file>` (positions are the piece's
+own: byte P of the piece was byte start + P of the file).
+
 `position` is the running total of batch sizes, as Kafka computes it. Iteration stops silently at a
 torn tail; a size below 14 or an unknown magic is corrupt: Kafka throws there, we print the error on
 stderr, then the invalid-bytes line, and go on with the next file. A batch whose records do not
@@ -41,6 +45,7 @@ from storage_core.errors import CorruptDataError, InvalidNameError, UnsupportedF
 from storage_core.fs import FileSystem
 from storage_core.messages import read_message, to_json
 from storage_core.messages.schemas.raft_control import BY_CONTROL_TYPE, CONTROL_RECORD_VERSION
+from storage_core.quarantine import parse_piece_name
 from storage_core.records.control import ControlRecordType, EndTxnMarker, control_type_name, parse_control_key
 from storage_core.records.file_records import Batch, iterate_batches
 from storage_core.records.record import Record
@@ -136,6 +141,19 @@ def record_line(batch: Batch, record: Record, *, options: DumpOptions) -> DumpLi
     return DumpLine("record", tuple(fields), prefix=prefix)
 
 
+def _piece_line(path: Path) -> DumpLine | None:
+    """`Quarantined bytes [start, end) of <file>` for a quarantined piece, else None."""
+    piece = parse_piece_name(path.name)
+    if piece is None:
+        return None
+    file, start, end = piece
+    return DumpLine(
+        "quarantined_piece",
+        (Field("file", file), Field("start", start), Field("end", end)),
+        template="Quarantined bytes [{start}, {end}) of {file}",
+    )
+
+
 def _header_line(path: Path) -> DumpLine | None:
     """`Log starting offset: N`, `Snapshot end offset: O, epoch: E` or `KRaft bootstrap snapshot`."""
     name = path.name
@@ -198,9 +216,9 @@ def dump_log(file: str, *, options: DumpOptions, diagnostics: Diagnostics, fs: F
         fs: the file system.
     """
     path = Path(file)
-    header = _header_line(path)
-    if header is not None:
-        yield header
+    for header in (_piece_line(path), _header_line(path)):
+        if header is not None:
+            yield header
     data = fs.mmap(path)
     end = min(len(data), options.max_bytes)
     valid_bytes = 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from storage_core.fs import FileHandle, FileSystem
+from storage_core.load_actions import FileChange
 
 
 class IndexFile:
@@ -35,15 +36,25 @@ class IndexFile:
         """True until an index built in memory is persisted."""
         return self._in_memory
 
-    def _write_whole(self, content: bytes, *, sync_dir: bool) -> None:
+    def _write_whole(self, content: bytes, *, sync_dir: bool) -> FileChange | None:
         """Make the file hold `content`, durably: replaced atomically (`FileSystem.write_atomic`), or,
         when it already holds exactly these bytes (a segment recovered again), only fsynced: no
-        rewrite and no rename, and bytes a crashed writer left in the page cache still reach the disk."""
+        rewrite and no rename, and bytes a crashed writer left in the page cache still reach the disk.
+
+        Returns:
+            How the file changed: created, rewritten, or None when it already held `content`.
+        """
         fs = self._fs
-        if fs.exists(self.path) and fs.size(self.path) == len(content) and fs.read_bytes(self.path) == content:
+        existed = fs.exists(self.path)
+        if existed and fs.size(self.path) == len(content) and fs.read_bytes(self.path) == content:
             fs.fsync(self.path)
-        else:
-            fs.write_atomic(self.path, content, sync_dir=sync_dir)
+            return None
+        fs.write_atomic(self.path, content, sync_dir=sync_dir)
+        return FileChange.REWRITE if existed else FileChange.CREATE
+
+    def encoded(self) -> bytes:
+        """The bytes of this index as :meth:`persist` writes them."""
+        raise NotImplementedError
 
     def flush(self) -> None:
         """fsync the file, if it has been written through a handle."""

@@ -30,6 +30,7 @@ from typing import ClassVar, Self
 from storage_core.errors import CorruptIndexError, OffsetOverflowError
 from storage_core.fs import FileHandle, FileSystem, default_fs
 from storage_core.index.index_file import IndexFile
+from storage_core.load_actions import FileChange
 
 DEFAULT_MAX_INDEX_SIZE = 10_485_760
 _INT32_MAX = 2**31 - 1  # the largest relative offset an entry can store
@@ -117,15 +118,19 @@ class SparseIndex(IndexFile):
         """The bytes of this index trimmed to its entries."""
         return bytes(self._buf)
 
-    def persist(self, *, sync_dir: bool = True) -> None:
+    def persist(self, *, sync_dir: bool = True) -> FileChange | None:
         """Write an in-memory index, trimmed, over its file: atomically, or only an fsync when the
         file already holds these bytes (`IndexFile._write_whole`; `sync_dir` as `FileSystem.write_atomic`).
 
         Later writes go to the file.
+
+        Returns:
+            How the file changed (None: it already held these bytes).
         """
-        self._write_whole(self.encoded(), sync_dir=sync_dir)
+        change = self._write_whole(self.encoded(), sync_dir=sync_dir)
         self._length = len(self._buf)
         self._in_memory = False
+        return change
 
     # -- shape -----------------------------------------------------------------------------------
     @property

@@ -23,6 +23,7 @@ from typing import NamedTuple
 from storage_core.errors import CorruptIndexError
 from storage_core.fs import FileHandle, FileSystem, default_fs
 from storage_core.index.index_file import IndexFile
+from storage_core.load_actions import FileChange
 
 _ENTRY = struct.Struct(">hqqqq")  # Version, ProducerId, FirstOffset, LastOffset, LastStableOffset
 CURRENT_VERSION = 0
@@ -88,15 +89,23 @@ class TransactionIndex(IndexFile):
         index._in_memory = True
         return index
 
-    def persist(self, *, sync_dir: bool = True) -> None:
+    def encoded(self) -> bytes:
+        return b"".join(e.encode() for e in self._entries)
+
+    def persist(self, *, sync_dir: bool = True) -> FileChange | None:
         """Write an in-memory index over its file (only if it has entries or its file already exists),
         as `IndexFile._write_whole` does; `sync_dir` as `FileSystem.write_atomic`.
 
         Later appends go to the file.
+
+        Returns:
+            How the file changed (None: unchanged, or no file needed).
         """
+        change = None
         if self._entries or self._fs.exists(self.path):
-            self._write_whole(b"".join(e.encode() for e in self._entries), sync_dir=sync_dir)
+            change = self._write_whole(self.encoded(), sync_dir=sync_dir)
         self._in_memory = False
+        return change
 
     def all_entries(self) -> list[AbortedTxn]:
         return list(self._entries)

@@ -11,11 +11,27 @@ from pathlib import Path
 
 from storage_core import names
 from storage_core.checkpoint import write_offset_checkpoint
-from storage_core.loader import LoadOptions, load_partition
+from storage_core.fs import FileSystem
+from storage_core.loader import LoadOptions, LoadResult, load_partition
 from storage_core.names import TopicPartition
 from storage_core.records.batch import Record, build_batch
 
 T0 = 1_700_000_000_000
+
+
+def recover_unclean(
+    part: Path, *, now_ms: int = T0, quarantine: Path | None = None, fs: FileSystem | None = None
+) -> LoadResult:
+    """Load `part` as after an unclean shutdown from offset 0 (checkpoints empty), quarantining what it
+    removes under `quarantine` (default: `quarantine/` beside the partition directory)."""
+    options = LoadOptions(
+        had_clean_shutdown=False,
+        recovery_point=0,
+        log_start_offset=0,
+        now_ms=now_ms,
+        quarantine_dir=quarantine if quarantine is not None else part.parent / "quarantine",
+    )
+    return load_partition(part, options, fs=fs)
 
 
 class LogDirBuilder:
@@ -46,7 +62,7 @@ class LogDirBuilder:
                 )
                 offset += 1
             names.log_file(dir_path, base).write_bytes(b"".join(data))
-        load_partition(dir_path, LoadOptions(had_clean_shutdown=False, recovery_point=0, log_start_offset=0, now_ms=T0))
+        recover_unclean(dir_path, quarantine=self.path.parent / "quarantine")
         self.recovery_points[TopicPartition(topic, partition)] = offset
         return dir_path
 

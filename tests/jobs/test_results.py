@@ -13,6 +13,7 @@ from jobs._results import (
     EXIT_OK,
     ActionRow,
     JobSummary,
+    LogDirRow,
     PartitionRow,
     exit_code,
     failed_row,
@@ -94,7 +95,8 @@ def test_progress_line() -> None:
 
 
 def test_result_json_shape_is_stable(tmp_path: Path) -> None:
-    action = ActionRow("truncate_segment", "00000000000000000000.log", 0, 17, "torn batch")
+    action = ActionRow("truncate_segment", "00000000000000000000.log", 0, 17, "torn batch", "truncate")
+    lock = ActionRow("create_lock_file", ".lock", -1, 0, "to take the lock", "create", sha256="e3b0")
     rows = (
         PartitionRow("/data/d2", "payments-0", "payments", 0, "ok", 5, 1),
         PartitionRow("/data/d1", "orders-1", "orders", 1, "failed", 3, 2, error_type="OSError", error_message="EIO"),
@@ -102,10 +104,11 @@ def test_result_json_shape_is_stable(tmp_path: Path) -> None:
     )
     run_id = new_run_id()
     path = tmp_path / "out" / "result.json"
-    write_result_json(path, JobSummary("recover", run_id, True, rows))
+    log_dirs = (LogDirRow("/data/d2", ()), LogDirRow("/data/d1", (lock,)))
+    write_result_json(path, JobSummary("recover", run_id, True, rows, log_dirs))
     text = path.read_text()
     body = json.loads(text)
-    assert list(body) == ["job", "run_id", "dry_run", "partitions", "topics"]
+    assert list(body) == ["job", "run_id", "dry_run", "partitions", "topics", "log_dirs"]
     assert body["topics"] == []  # no row carries settings
     assert (body["job"], body["run_id"], body["dry_run"]) == ("recover", run_id, True)
     assert [(p["log_dir"], p["dir_name"]) for p in body["partitions"]] == [
@@ -122,12 +125,21 @@ def test_result_json_shape_is_stable(tmp_path: Path) -> None:
             "base_offset": 0,
             "bytes": 17,
             "reason": "torn batch",
+            "change": "truncate",
+            "target": "",
+            "sha256": "",
+            "first_offset": -1,
+            "last_offset": -1,
         }
     ]
     assert body["partitions"][1]["error_type"] == "OSError"
+    assert [(d["log_dir"], [a["change"] for a in d["actions"]]) for d in body["log_dirs"]] == [
+        ("/data/d1", ["create"]),
+        ("/data/d2", []),
+    ]
     assert [p.name for p in path.parent.iterdir()] == ["result.json"]  # no temp file left
     # The same summary gives the same bytes (row order and key order are deterministic).
-    write_result_json(path, JobSummary("recover", run_id, True, tuple(reversed(rows))))
+    write_result_json(path, JobSummary("recover", run_id, True, tuple(reversed(rows)), tuple(reversed(log_dirs))))
     assert path.read_text() == text
 
 

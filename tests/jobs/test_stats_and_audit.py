@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
-import stat
 from collections import Counter
 from pathlib import Path
 
@@ -20,7 +18,7 @@ from jobs.demo import TOPIC_CONFIG, generate
 from storage_core import names
 from storage_core.checkpoint import write_offset_checkpoint
 from tests.jobs.conftest import MASTER
-from tests.realdata.manifest import REALDATA
+from tests.realdata.manifest import REALDATA, writable_copy
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -56,13 +54,6 @@ def peer_stats(log: Path) -> dict[str, object]:
         "min_timestamp": min(stamps, default=-1),
         "max_timestamp": max(stamps, default=-1),
     }
-
-
-def _writable_copy(source: Path, target: Path) -> Path:
-    shutil.copytree(source, target)
-    for path in [target, *target.rglob("*")]:
-        path.chmod(path.stat().st_mode | stat.S_IWUSR)
-    return target
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +98,7 @@ def test_stats_rows_equal_what_kafka_python_computes(warehouse) -> None:
 
 def test_stats_on_real_broker_dirs(spark, tmp_path: Path) -> None:
     source = REALDATA / "ArthurArutunyan04__Backend_labs" / "kafka-data"
-    log_dir = _writable_copy(source, tmp_path / "kafka-data")
+    log_dir = writable_copy(source, tmp_path / "kafka-data")
     wh = tmp_path / "wh"
     assert stats.main(["--log-dirs", str(log_dir), "--master", MASTER, "--warehouse", str(wh)]) == 0
     rows = read_table(wh / SEGMENT_STATS).to_pylist()

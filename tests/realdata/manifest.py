@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import stat
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -59,3 +61,18 @@ def manifest_rows() -> tuple[ManifestRow, ...]:
 
 def rows_of_kind(kind: str) -> list[ManifestRow]:
     return [row for row in manifest_rows() if row.kind == kind]
+
+
+@cache
+def broker_log_dirs() -> tuple[Path, ...]:
+    """Every real broker's log dir: the directories holding a `meta.properties` or a recovery-point checkpoint."""
+    marks = ("meta.properties", "recovery-point-offset-checkpoint")
+    return tuple(sorted({p.parent for mark in marks for p in REALDATA.rglob(mark)}))
+
+
+def writable_copy(source: Path, target: Path) -> Path:
+    """A copy of a real data directory that jobs may change (the shared files are read-only)."""
+    shutil.copytree(source, target)
+    for path in [target, *target.rglob("*")]:
+        path.chmod(path.stat().st_mode | stat.S_IWUSR)
+    return target

@@ -21,11 +21,11 @@ from storage_core.fs import LocalFileSystem
 from storage_core.index.offset_index import OffsetIndex
 from storage_core.index.time_index import TimeIndex
 from storage_core.index.txn_index import decode_txn_index
-from storage_core.loader import LoadOptions, load_partition
 from storage_core.producer_snapshot import ProducerSnapshotEntry, decode_snapshot, encode_snapshot
 from storage_core.records.batch import Record, build_batch
 from storage_core.records.compression import CompressionType
 from storage_core.records.file_records import iterate_batches, scan_valid_prefix
+from tests.builders.log_dir import recover_unclean
 
 CASES = {"count": 0}
 FS = LocalFileSystem()
@@ -91,7 +91,7 @@ def test_loading_a_damaged_partition_keeps_everything_before_the_damage(change) 
         names.log_file(part, 0).write_bytes(_apply(kind, position, data))
         intact = max([end for end in ENDS if end <= position], default=0)
         try:
-            load_partition(part, LoadOptions(had_clean_shutdown=False, recovery_point=0, log_start_offset=0, now_ms=0))
+            recover_unclean(part, now_ms=0)
         except StorageError:
             return
         assert names.log_file(part, 0).read_bytes()[:intact] == LOG[:intact]

@@ -9,10 +9,10 @@ import pytest
 from storage_core import names
 from storage_core.clean_shutdown import read_clean_shutdown
 from storage_core.fs import FaultInjectingFileSystem, LocalFileSystem
-from storage_core.loader import LoadOptions, load_partition
 from storage_core.log_dir import PartitionOutcome, close_log_dir, open_log_dir
 from storage_core.names import TopicPartition
 from storage_core.records.batch import Record, build_batch
+from tests.builders.log_dir import recover_unclean
 
 T0 = 1_700_000_000_000
 
@@ -31,11 +31,7 @@ def _run(log_dir: Path, fs) -> bool:
     state = open_log_dir(log_dir, fs=LocalFileSystem())
     tp = TopicPartition("t", 0)
     try:
-        result = load_partition(
-            log_dir / "t-0",
-            LoadOptions(had_clean_shutdown=False, recovery_point=0, log_start_offset=0, now_ms=T0),
-            fs=fs,
-        )
+        result = recover_unclean(log_dir / "t-0", now_ms=T0, quarantine=log_dir.parent / "quarantine", fs=fs)
         outcome = PartitionOutcome(tp, True, result.log_start_offset, result.log_end_offset, 0)
     except OSError:
         outcome = PartitionOutcome(tp, False)
@@ -59,16 +55,10 @@ def test_eio_at_every_operation_fails_the_partition_and_a_rerun_recovers(tmp_pat
 def test_the_error_surfaces_as_oserror(tmp_path: Path, operation: str) -> None:
     log_dir = _log_dir(tmp_path)
     counting = FaultInjectingFileSystem()
-    load_partition(
-        log_dir / "t-0",
-        LoadOptions(had_clean_shutdown=False, recovery_point=0, log_start_offset=0, now_ms=T0),
-        fs=counting,
-    )
+    recover_unclean(log_dir / "t-0", now_ms=T0, quarantine=tmp_path / "q", fs=counting)
     first = next(i for i, (op, _) in enumerate(counting.operations, start=1) if op == operation)
     fresh = _log_dir(tmp_path / "again")
     with pytest.raises(OSError, match="injected I/O error"):
-        load_partition(
-            fresh / "t-0",
-            LoadOptions(had_clean_shutdown=False, recovery_point=0, log_start_offset=0, now_ms=T0),
-            fs=FaultInjectingFileSystem(fail_at=first, kind="eio"),
+        recover_unclean(
+            fresh / "t-0", now_ms=T0, quarantine=tmp_path / "q", fs=FaultInjectingFileSystem(fail_at=first, kind="eio")
         )

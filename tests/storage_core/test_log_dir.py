@@ -31,6 +31,7 @@ def _recover_log_dir(log_dir: Path, fs: FileSystem) -> None:
                 recovery_point=state.recovery_points.get(tp, 0),
                 log_start_offset=state.log_start_offsets.get(tp, 0),
                 now_ms=T0,
+                quarantine_dir=log_dir.parent / "quarantine" / part.name,
             ),
             fs=fs,
         )

@@ -28,7 +28,7 @@ def write_segment(part: Path) -> list[int]:
 
 
 def next_offset(part: Path) -> int:
-    return PartitionSegments(part, SegmentSettings(), dry_run=False, fs=FS).read_next_offset(BASE)
+    return PartitionSegments(part, SegmentSettings(), fs=FS).read_next_offset(BASE)
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from storage_core import names
 from storage_core.fs import FaultInjectingFileSystem, LocalFileSystem, SimulatedCrash
-from storage_core.loader import LoadOptions, load_partition
 from storage_core.records.batch import Record, build_batch
 from storage_core.records.file_records import iterate_batches, scan_valid_prefix
+from tests.builders.log_dir import recover_unclean
 from tests.faults import PowerLossFileSystem
 
 T0 = 1_700_000_000_000
@@ -31,7 +31,7 @@ def _fresh(root: Path) -> Path:
 
 
 def _load(part: Path, fs) -> None:
-    load_partition(part, LoadOptions(had_clean_shutdown=False, recovery_point=0, log_start_offset=0, now_ms=T0), fs=fs)
+    recover_unclean(part, now_ms=T0, fs=fs)
 
 
 def _state(part: Path) -> dict[str, bytes]:

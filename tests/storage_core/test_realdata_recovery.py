@@ -10,8 +10,8 @@ import pytest
 
 from storage_core import names
 from storage_core.index_rebuild import rebuild_indexes
-from storage_core.loader import LoadOptions, load_partition
 from storage_core.records.file_records import scan_valid_prefix
+from tests.builders.log_dir import recover_unclean
 from tests.realdata.manifest import REALDATA
 
 PARTITION_DIRS = sorted(
@@ -36,7 +36,7 @@ def test_unclean_recovery_keeps_every_valid_batch(tmp_path: Path, source: Path) 
     for path in [copy, *copy.iterdir()]:
         path.chmod(path.stat().st_mode | stat.S_IWUSR)
     before = _valid_batches(copy)
-    result = load_partition(copy, LoadOptions(had_clean_shutdown=False, recovery_point=0, log_start_offset=0, now_ms=0))
+    result = recover_unclean(copy, now_ms=0)
     assert _valid_batches(copy) == before
     assert result.truncated_bytes == 0
     assert rebuild_indexes(copy, verify_only=True).actions == ()

@@ -12,9 +12,9 @@ from storage_core import names
 from storage_core.config import LogConfig
 from storage_core.fs import FaultInjectingFileSystem, LocalFileSystem, SimulatedCrash
 from storage_core.leader_epoch import EpochEntry, read_leader_epoch_checkpoint, write_leader_epoch_checkpoint
-from storage_core.loader import LoadOptions, load_partition
 from storage_core.records.batch import Record, build_batch
 from storage_core.retention import RetentionReason, apply_retention, clamp_high_watermark, plan_retention
+from tests.builders.log_dir import recover_unclean
 
 NOW = 1_800_000_000_000
 DELETE = LogConfig(retention_ms=-1, retention_bytes=-1)
@@ -34,7 +34,7 @@ def make_log(path: Path, *, records: int, per_segment: int, ts=lambda o: NOW, ac
         names.log_file(path, base).write_bytes(b"".join(batches))
     if active_empty:
         names.log_file(path, records).write_bytes(b"")
-    load_partition(path, LoadOptions(had_clean_shutdown=False, recovery_point=0, log_start_offset=0, now_ms=NOW))
+    recover_unclean(path, now_ms=NOW)
     return size
 
 
@@ -185,9 +185,7 @@ def test_crash_at_every_operation_leaves_whole_segments_and_a_safe_start(tmp_pat
         with pytest.raises(SimulatedCrash):
             apply_retention(crash_plan, fs=FaultInjectingFileSystem(fail_at=n))
         # A load (as the next recover, or the broker, would do) then a second retention run.
-        result = load_partition(
-            path, LoadOptions(had_clean_shutdown=False, recovery_point=0, log_start_offset=0, now_ms=NOW)
-        )
+        result = recover_unclean(path, now_ms=NOW)
         assert result.log_start_offset == min(bases(path))  # never ahead of the first remaining offset
         assert result.log_end_offset == 20
         run(path, config, hw=20)

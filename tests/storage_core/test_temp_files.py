@@ -8,16 +8,16 @@ from pathlib import Path
 import pytest
 
 from storage_core import names
-from storage_core.loader import LoadOptions, load_partition
 from storage_core.records.batch import Record, build_batch
 from storage_core.records.file_records import iterate_batches
+from tests.builders.log_dir import recover_unclean
 
 T0 = 1_700_000_000_000
 SEGMENT_SUFFIXES = (names.LOG_SUFFIX, names.INDEX_SUFFIX, names.TIME_INDEX_SUFFIX)
 
 
 def _load(path: Path) -> None:
-    load_partition(path, LoadOptions(had_clean_shutdown=False, recovery_point=0, log_start_offset=0, now_ms=T0))
+    recover_unclean(path, now_ms=T0)
 
 
 def _keys(path: Path) -> list[tuple[int, bytes]]:

@@ -12,16 +12,17 @@ from kafka.record.memory_records import MemoryRecords
 
 from storage_core import names
 from storage_core.cleaner import clean
-from storage_core.cleaner.compact import compact_partition
+from storage_core.cleaner.compact import CompactResult, compact_partition
 from storage_core.cleaner.offset_map import OffsetMap
 from storage_core.config import LogConfig
 from storage_core.errors import CorruptRecordError
 from storage_core.fs import FaultInjectingFileSystem, LocalFileSystem, SimulatedCrash
-from storage_core.loader import LoadOptions, load_partition
+from storage_core.index_rebuild import rebuild_indexes
 from storage_core.records.batch import ATTRIBUTES_POSITION, CRC_POSITION, Record, build_batch, build_end_txn_marker
 from storage_core.records.compression import CompressionType
 from storage_core.records.crc import crc32c
 from storage_core.records.file_records import iterate_batches
+from tests.builders.log_dir import recover_unclean
 
 NOW = 1_800_000_000_000
 COMPACT = LogConfig(cleanup_policy=frozenset({"compact"}), min_cleanable_dirty_ratio=0.0, delete_retention_ms=1000)
@@ -33,7 +34,7 @@ def write_log(path: Path, batches: list[bytes], *, per_segment: int) -> None:
     for i in range(0, len(batches), per_segment):
         base = next(iterate_batches(batches[i])).base_offset
         names.log_file(path, base).write_bytes(b"".join(batches[i : i + per_segment]))
-    load_partition(path, LoadOptions(had_clean_shutdown=False, recovery_point=0, log_start_offset=0, now_ms=NOW))
+    recover_unclean(path, now_ms=NOW)
 
 
 def keyed(offset: int, key: bytes, value: bytes | None, **kw) -> bytes:
@@ -186,22 +187,30 @@ def test_kept_records_are_recompressed_with_the_batch_codec_and_read_by_kafka_py
             list(batch)
 
 
-def test_dry_run_changes_nothing(tmp_path: Path) -> None:
-    write_log(tmp_path / "t-0", [keyed(o, b"k", b"v%d" % o) for o in range(20)], per_segment=5)
-    before = {p.name: p.read_bytes() for p in (tmp_path / "t-0").iterdir()}
-    result = compact_partition(
-        tmp_path / "t-0",
-        config=COMPACT,
-        cleaner_checkpoint=None,
-        log_start_offset=0,
-        high_watermark=10**12,
-        now_ms=NOW,
-        dedupe_buffer_bytes=1 << 20,
-        dry_run=True,
-    )
-    assert result.initial_plan.is_candidate
-    assert result.passes == ()
-    assert {p.name: p.read_bytes() for p in (tmp_path / "t-0").iterdir()} == before
+def test_dry_run_changes_nothing_and_reports_every_pass_of_a_real_run(tmp_path: Path) -> None:
+    def run(part: Path, *, dry_run: bool) -> CompactResult:
+        write_log(part, [keyed(o, b"k", b"v%d" % o) for o in range(20)], per_segment=5)
+        return compact_partition(
+            part,
+            config=COMPACT,
+            cleaner_checkpoint=None,
+            log_start_offset=0,
+            high_watermark=10**12,
+            now_ms=NOW,
+            dedupe_buffer_bytes=1 << 20,
+            dry_run=dry_run,
+        )
+
+    plan = run(tmp_path / "dry" / "t-0", dry_run=True)
+    before = {p.name: p.read_bytes() for p in (tmp_path / "dry" / "t-0").iterdir()}
+    real = run(tmp_path / "real" / "t-0", dry_run=False)
+    assert {p.name: p.read_bytes() for p in (tmp_path / "dry" / "t-0").iterdir()} == before
+    assert plan.initial_plan.is_candidate
+    assert plan.passes
+    assert [(p.end_offset, p.groups, p.actions) for p in plan.passes] == [
+        (p.end_offset, p.groups, p.actions) for p in real.passes
+    ]
+    assert (plan.cleaner_offset, plan.log_end_offset) == (real.cleaner_offset, real.log_end_offset)
 
 
 def test_not_a_candidate_below_the_dirty_ratio(tmp_path: Path) -> None:
@@ -255,7 +264,7 @@ def test_crash_at_every_mutating_operation_leaves_old_or_new_keys(tmp_path: Path
         path = fresh(f"crash-{n}")
         with pytest.raises(SimulatedCrash):
             compact(path, fs=FaultInjectingFileSystem(fail_at=n))
-        load_partition(path, LoadOptions(had_clean_shutdown=False, recovery_point=0, log_start_offset=0, now_ms=NOW))
+        recover_unclean(path, now_ms=NOW)
         after = records(path)
         assert after in (old, new), f"crash at operation {n}: {counting.operations[n - 1]}"
         assert not [p for p in path.iterdir() if p.name.endswith((".cleaned", ".swap", ".deleted"))]
@@ -263,7 +272,6 @@ def test_crash_at_every_mutating_operation_leaves_old_or_new_keys(tmp_path: Path
 
 def test_segments_are_grouped_by_segment_bytes_and_cleaned_indexes_verify(tmp_path: Path) -> None:
     from storage_core.cleaner.clean import group_segments
-    from storage_core.index_rebuild import rebuild_indexes
 
     batches = [keyed(o, b"k%d" % o, b"v" * 50) for o in range(60)]
     write_log(tmp_path / "t-0", batches, per_segment=10)
@@ -305,7 +313,8 @@ def test_an_offset_met_twice_is_looked_up_not_taken_from_the_superseded_bits(tmp
     names.log_file(path, 0).write_bytes(keyed(0, b"a", b"a0") + keyed(5, b"y", b"y5"))
     names.log_file(path, 3).write_bytes(keyed(5, b"k", b"k5") + keyed(6, b"k", b"k6"))
     names.log_file(path, 7).write_bytes(keyed(7, b"z", b"active"))
-    load_partition(path, LoadOptions(had_clean_shutdown=False, recovery_point=0, log_start_offset=0, now_ms=NOW))
+    # Indexes without recovery: recovery cuts segment 0 at offset 5, which is not below segment 3's base.
+    rebuild_indexes(path, verify_only=False)
     compact(path, checkpoint=3)
     assert [(o, k) for o, k, _ in records(path)] == [(0, b"a"), (5, b"y"), (6, b"k"), (7, b"z")]
 

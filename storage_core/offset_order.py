@@ -1,0 +1,72 @@
+"""Where a segment's offsets stop increasing: the end of the prefix recovery can keep.
+
+A batch's base offset is not covered by its CRC, so one flipped bit there gives a batch that every
+reader judges valid but whose offsets are out of order. Kafka's recovery notices only where it
+appends an index entry (`OffsetIndex.append` throws InvalidOffsetException) and then empties the
+whole segment. We cut the segment instead, at the first batch that breaks the order, and keep every
+earlier batch; recovery quarantines the rest (:mod:`storage_core.quarantine`).
+
+Which batch breaks the order: batch i whose first offset is not above the last offset of batch
+i-1. Then either batch i went down, or batch i-1 went up. Batch i-1 is taken as the culprit (the
+cut moves to it) when batch i is in order with batch i-2 (or i-1 is the first batch) and batch i+1
+is not in order with batch i-1: a batch that jumped ahead leaves its successors below it. The
+first offset of a batch is its header's (the base offset for magic 2, the offset of a v0/v1 entry,
+which is its last). The next segment's base offset, when known, bounds the last batch too, as if it
+were one more batch. Framing that cannot be walked ends the check: what follows is recovery's
+torn-tail and CRC business.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from storage_core.errors import CorruptDataError
+from storage_core.records.file_records import Buffer, iterate_batches
+
+
+class _Span(NamedTuple):
+    position: int
+    first: int
+    last: int
+
+
+def _spans(buffer: Buffer, next_segment_base: int | None) -> list[_Span]:
+    spans = []
+    try:
+        for batch in iterate_batches(buffer):
+            first = batch.base_offset if batch.magic >= 2 else batch.last_offset
+            spans.append(_Span(batch.position, first, batch.last_offset))
+    except CorruptDataError:
+        pass
+    if next_segment_base is not None:
+        spans.append(_Span(len(buffer), next_segment_base, next_segment_base))  # the next segment, as a batch
+    return spans
+
+
+def first_out_of_order(buffer: Buffer, *, next_segment_base: int | None = None) -> tuple[int, str] | None:
+    """The position of the first batch whose offsets break the increasing order, and why; None if none does.
+
+    Args:
+        buffer: a `.log` file's bytes.
+        next_segment_base: the next segment's base offset (every offset here must be below it), or None.
+    """
+    spans = _spans(buffer, next_segment_base)
+    for i in range(1, len(spans)):
+        current, previous = spans[i], spans[i - 1]
+        if current.first > previous.last:
+            continue
+        before = spans[i - 2] if i >= 2 else None
+        after = spans[i + 1] if i + 1 < len(spans) else None
+        previous_jumped = (before is None or current.first > before.last) and (
+            after is None or after.first <= previous.last
+        )
+        culprit = previous if previous_jumped else current
+        if culprit.position == len(buffer):
+            return None  # the next segment starts too low: that is its own problem, not this segment's
+        what = "the next segment" if current.position == len(buffer) else f"the batch at position {current.position}"
+        return (
+            culprit.position,
+            f"offsets not increasing: {what} starts at offset {current.first}, not above offset {previous.last}"
+            f" of the batch at position {previous.position}; cut at the batch at position {culprit.position}",
+        )
+    return None
