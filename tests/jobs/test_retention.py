@@ -77,6 +77,11 @@ def test_dry_run_lists_exactly_what_the_run_deletes(spark, clean_log_dir: Path, 
         "bytes": 0,
         "reason": "cleanup.policy=delete (topic-config file), retention.ms=604800000 (server.properties), "
         "retention.bytes=-1 (default)",
+        "change": "none",  # a decision, not a file change
+        "target": "",
+        "sha256": "",
+        "first_offset": -1,
+        "last_offset": -1,
     }
     assert {t["topic"]: t["settings"]["cleanup.policy"] for t in json.loads(plan_json.read_text())["topics"]} == {
         "accounts": {"value": "compact", "source": "topic-config file"},
