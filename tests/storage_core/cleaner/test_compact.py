@@ -58,6 +58,7 @@ def compact(
     checkpoint: int | None = None,
     buffer: int = 1 << 20,
     fs=FS,
+    dry_run: bool = False,
 ):
     return compact_partition(
         path,
@@ -67,6 +68,7 @@ def compact(
         high_watermark=10**12,
         now_ms=now,
         dedupe_buffer_bytes=buffer,
+        dry_run=dry_run,
         fs=fs,
     )
 
@@ -190,16 +192,7 @@ def test_kept_records_are_recompressed_with_the_batch_codec_and_read_by_kafka_py
 def test_dry_run_changes_nothing_and_reports_every_pass_of_a_real_run(tmp_path: Path) -> None:
     def run(part: Path, *, dry_run: bool) -> CompactResult:
         write_log(part, [keyed(o, b"k", b"v%d" % o) for o in range(20)], per_segment=5)
-        return compact_partition(
-            part,
-            config=COMPACT,
-            cleaner_checkpoint=None,
-            log_start_offset=0,
-            high_watermark=10**12,
-            now_ms=NOW,
-            dedupe_buffer_bytes=1 << 20,
-            dry_run=dry_run,
-        )
+        return compact(part, dry_run=dry_run)
 
     plan = run(tmp_path / "dry" / "t-0", dry_run=True)
     before = {p.name: p.read_bytes() for p in (tmp_path / "dry" / "t-0").iterdir()}
