@@ -9,9 +9,9 @@ operation of its plan and find no mismatch.
 Two plans (measured times in tests/RELIABILITY.md):
 
 - sampled, in the default run: every K-th operation of the whole run (K per job below: about 25
-  points each) and the last one, plus, in crash mode, every driver operation of recover, retention
-  and compact (the lock, the clean-shutdown marker, the checkpoints: the operations the
-  per-instance count of old never reached);
+  points each; 2K in power-loss mode) and the last one, plus, in crash mode, every driver operation
+  of recover, retention and compact (the lock, the clean-shutdown marker, the checkpoints: the
+  operations the per-instance count of old never reached);
 - full (`-m full_sweep`, its own CI step `.ci/full-sweep`, bounded in time there): every operation
   of every job in both modes, and the test asserts that the sweep reached each one.
 """
@@ -57,9 +57,8 @@ def test_the_sampled_sweep_reaches_every_planned_operation_and_every_rerun_ends_
     tmp_path: Path, job: str, mode: str
 ) -> None:
     every_driver_operation = mode == "crash" and job != "maintain"
-    report = _sweep(
-        tmp_path, job, mode, stride=SAMPLED_STRIDES[job], stride_only=not every_driver_operation, timeout_s=1800
-    )
+    stride = SAMPLED_STRIDES[job] * (2 if mode == "power-loss" else 1)
+    report = _sweep(tmp_path, job, mode, stride=stride, stride_only=not every_driver_operation, timeout_s=1800)
     assert report["operations"] in report["reached"]  # the last operation
     if every_driver_operation:
         assert set(report["driver_points"]) <= set(report["reached"])
