@@ -36,6 +36,7 @@ from jobs._cluster import ClusterView, load_cluster_view, refuse_before_changes
 from jobs._errors import UsageError
 from storage_core.config import BrokerConfig, TopicOverrides, load_broker_config, load_topic_overrides
 from storage_core.errors import InvalidConfigError
+from storage_core.log_dir_check import ALLOW_MISSING_META_PROPERTIES
 
 C = TypeVar("C")
 
@@ -75,6 +76,11 @@ def job_parser(job: str, description: str) -> argparse.ArgumentParser:
         "--quarantine-dir",
         type=Path,
         help="where removed record bytes are kept, outside every log dir (default: <warehouse>/quarantine)",
+    )
+    parser.add_argument(
+        ALLOW_MISSING_META_PROPERTIES,
+        action="store_true",
+        help="maintain log dirs without meta.properties (old ZooKeeper-mode brokers); otherwise refused",
     )
     return parser
 
@@ -140,6 +146,7 @@ class JobArgs:
     run_id: str = ""
     quarantine_dir: Path | None = None
     dry_run_state: Path | None = None  # a dry run's overlays, kept between the steps of `maintain`
+    allow_missing_meta_properties: bool = False
 
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
@@ -233,6 +240,20 @@ def config_args(namespace: argparse.Namespace) -> ConfigArgs:
     return ConfigArgs(log_dirs, broker, topics, cluster)
 
 
+def _result_json(path: Path | None) -> Path | None:
+    """`--result-json`: its directory must exist (or be creatable) and be writable, checked before the
+    run so that a job never does its work and then fails to report it."""
+    if path is None:
+        return None
+    if path.is_dir():
+        raise UsageError(f"--result-json {path}: is a directory")
+    parent = next((p for p in (path.parent, *path.parent.parents) if p.exists()), Path("."))
+    writable = parent.is_dir() and os.access(parent, os.W_OK | os.X_OK)
+    if not writable or (path.exists() and not os.access(path, os.W_OK)):
+        raise UsageError(f"--result-json {path}: cannot be written (no write permission on {parent})")
+    return path
+
+
 def common_args(namespace: argparse.Namespace, *, destructive: str | None = None, quarantines: bool = False) -> JobArgs:
     """Validate the common options of a parsed command line.
 
@@ -273,9 +294,10 @@ def common_args(namespace: argparse.Namespace, *, destructive: str | None = None
         master=namespace.master,
         now_ms=namespace.now_ms if namespace.now_ms is not None else int(time.time() * 1000),
         dry_run=namespace.dry_run,
-        result_json=namespace.result_json,
+        result_json=_result_json(namespace.result_json),
         assume_broker_defaults=namespace.assume_broker_defaults,
         run_id=run_id,
         quarantine_dir=quarantine_dir,
         dry_run_state=namespace.dry_run_state if namespace.dry_run else None,
+        allow_missing_meta_properties=namespace.allow_missing_meta_properties,
     )

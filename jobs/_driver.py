@@ -1,21 +1,33 @@
 """The shared `main` of a logkeeper job: parse, run, write the results, map the outcome to an exit code.
 
-Exit 2 with one line for bad arguments or configuration, or a run that refuses to guess a topic's
-config (nothing touched), 3 with one line when a live process holds a log dir's `.lock` (nothing
-touched), otherwise 1 if any partition failed, is corrupt or was truncated (records moved to the
-quarantine), and 0 if none did. The per-partition rows go to `--result-json` and the Delta
-maintenance log; each failed, corrupt or truncated partition gets one line on stderr saying why.
+Exit 2 with one line for bad arguments or configuration, a run that refuses to guess a topic's
+config, or a log dir that must not be maintained (:mod:`storage_core.log_dir_check`) (nothing
+touched), 3 with one line when a live process holds a log dir's `.lock` (nothing touched),
+otherwise 1 if any partition failed, is corrupt or was truncated (records moved to the quarantine),
+or the driver's own I/O failed (one line naming the file), and 0 if none did. The per-partition
+rows go to the Delta maintenance log, then `--result-json`; each failed, corrupt or truncated
+partition gets one line on stderr saying why.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from jobs._args import UsageError
-from jobs._results import EXIT_REFUSED, EXIT_USAGE, FAILED_STATUSES, JobSummary, settings_lines, write_result_json
-from storage_core.errors import LogDirLockedError
+from jobs._results import (
+    EXIT_FAILED,
+    EXIT_REFUSED,
+    EXIT_USAGE,
+    FAILED_STATUSES,
+    JobSummary,
+    os_error_line,
+    settings_lines,
+    write_result_json,
+)
+from storage_core.errors import InvalidLogDirError, LogDirLockedError
 
 
 def _one_line(exc: BaseException) -> str:
@@ -41,17 +53,12 @@ def run_main(job: str, parse: Callable[[list[str]], Any], run: Callable[[Any], J
         return EXIT_USAGE
     try:
         summary = run(args)
-    except UsageError as exc:  # e.g. topics whose configs are unknown: refused before any change
-        print(f"logkeeper {job}: {_one_line(exc)}", file=sys.stderr)
-        return EXIT_USAGE
-    except LogDirLockedError as exc:
-        print(f"logkeeper {job}: refused: {_one_line(exc)}", file=sys.stderr)
-        return EXIT_REFUSED
-    if args.common.result_json is not None:
-        write_result_json(args.common.result_json, summary)
+    except RUN_ERRORS as exc:
+        return report_run_error(job, exc)
     from jobs._audit import write_maintenance_log  # imports pyarrow/deltalake only when a job ran
 
-    write_maintenance_log(args.common.warehouse, summary)
+    write_maintenance_log(args.common.warehouse, summary)  # first: the audit trail never depends on the JSON
+    reported = report_result_json(job, args.common.result_json, summary)
     print(
         f"logkeeper {job}: {len(summary.rows)} partitions, {summary.status_counts()}"
         + (" (dry run: nothing changed)" if summary.dry_run else ""),
@@ -64,4 +71,36 @@ def run_main(job: str, parse: Callable[[list[str]], Any], run: Callable[[Any], J
         if row.status in FAILED_STATUSES:
             where = f"{row.log_dir}/{row.dir_name}"
             print(f"  {where}: {row.status}: {row.error_type} {row.error_message}", file=sys.stderr)
-    return summary.exit_code
+    return summary.exit_code if reported else max(summary.exit_code, EXIT_FAILED)
+
+
+RUN_ERRORS = (UsageError, InvalidLogDirError, LogDirLockedError, OSError)
+"""What a job's `run` may raise before (or instead of) its partitions' work; see :func:`report_run_error`."""
+
+
+def report_run_error(job: str, exc: Exception) -> int:
+    """One line on stderr for an error of :data:`RUN_ERRORS`, and its exit code: 2 for a refusal to
+    guess a topic's config (UsageError) or a log dir that must not be maintained, 3 for a live
+    broker's lock (nothing touched in either case), 1 for an OSError on the driver (a partition's
+    own errors are rows)."""
+    if isinstance(exc, UsageError):
+        print(f"logkeeper {job}: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    if isinstance(exc, OSError):
+        print(f"logkeeper {job}: failed: {os_error_line(exc)}", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"logkeeper {job}: refused: {_one_line(exc)}", file=sys.stderr)
+    return EXIT_REFUSED if isinstance(exc, LogDirLockedError) else EXIT_USAGE
+
+
+def report_result_json(job: str, path: Path | None, summary: JobSummary) -> bool:
+    """Write `--result-json` (if given); a failure is one line on stderr (the run's changes are in the
+    maintenance log already). Returns False if it could not be written."""
+    if path is None:
+        return True
+    try:
+        write_result_json(path, summary)
+    except OSError as exc:
+        print(f"logkeeper {job}: could not write --result-json {path}: {exc.strerror or exc}", file=sys.stderr)
+        return False
+    return True

@@ -87,19 +87,23 @@ def load_options(
     state: LogDirState,
     part: PartitionTask,
     roots: dict[Path, Path | None],
+    key: TopicPartition | None,
     *,
     deep_verify: bool = False,
     recover_corrupt_segments: bool = False,
 ) -> LoadOptions:
     """How to load one partition: its checkpoints, its topic's settings, its quarantine directory
-    (`recover_corrupt_segments`: compact's load, see :class:`LoadOptions`)."""
-    tp = TopicPartition(part.topic, part.partition)
+    (`recover_corrupt_segments`: compact's load, see :class:`LoadOptions`).
+
+    `key` is the partition's checkpoint entry (:func:`jobs._log_dirs.checkpoint_keys`), None for a
+    dir that owns none (a `-stray` or `-delete` dir, a `-future` one beside its live dir): it reads
+    recovery point 0 and log start 0, so all of it is recovered and kept."""
     config = common.cluster.topic_config(part.log_dir, part.topic).config
     root = roots[Path(part.log_dir)]
     return LoadOptions(
         had_clean_shutdown=state.had_clean_shutdown,
-        recovery_point=state.recovery_points.get(tp, 0),
-        log_start_offset=state.log_start_offsets.get(tp, 0),
+        recovery_point=0 if key is None else state.recovery_points.get(key, 0),
+        log_start_offset=0 if key is None else state.log_start_offsets.get(key, 0),
         now_ms=common.now_ms,
         settings=SegmentSettings(config.index_interval_bytes, config.segment_index_bytes),
         producer_id_expiration_ms=common.cluster.layers(part.log_dir).broker.producer_id_expiration_ms,

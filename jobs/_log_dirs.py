@@ -1,11 +1,12 @@
 """Log dirs on the driver: their `.lock`s, the partition dirs in them, and their checkpoints at the end.
 
-A job first takes every log dir's `.lock` (as a broker does at startup, `LogManager.lockLogDirs`),
-so a running broker and a job never share a directory: if one lock is held, the locks already
-taken are released and the job is refused before anything is read or written. Discovery then lists
-each log dir the way `LogManager.loadLogs` does: directories only, skipping the KRaft metadata log
-(`__cluster_metadata-0`), the remote index cache and hidden names; a directory whose name is not a
-partition dir becomes a failed row instead of stopping the job.
+A job first checks every log dir as a broker would before loading it (a name that is not a partition
+dir, two dirs of one partition, no `meta.properties`, a symlink leading out: refused, exit 2,
+:mod:`storage_core.log_dir_check`), then takes every log dir's `.lock` (as a broker does at startup,
+`LogManager.lockLogDirs`), so a running broker and a job never share a directory: if one lock is
+held, the job is refused before anything is read or written. Discovery then lists each log dir the
+way `LogManager.loadLogs` does: directories only, skipping the KRaft metadata log
+(`__cluster_metadata-0`) and the remote index cache.
 """
 
 from __future__ import annotations
@@ -15,14 +16,18 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from jobs._results import LogDirRow, PartitionRow, action_rows, skipped_row
+from jobs._results import LogDirRow, PartitionRow, action_rows, failed_log_dir_row, skipped_row
 from storage_core import names
-from storage_core.errors import InvalidNameError
+from storage_core.errors import InvalidNameError, LogDirLockedError
 from storage_core.fs import FileSystem, default_fs
 from storage_core.load_actions import ActionKind, FileChange, LoadAction, written
-from storage_core.lock import LogDirLock, acquire_log_dir_lock
-from storage_core.log_dir import LogDirState, PartitionOutcome, close_log_dir
+from storage_core.lock import LogDirLock, acquire_log_dir_lock, is_log_dir_locked
+from storage_core.log_dir import LogDirState, PartitionOutcome, checkpoint_owners, close_log_dir
+from storage_core.log_dir_check import check_log_dirs
 from storage_core.names import TopicPartition
+
+_RUN_LOCKS: dict[Path, LogDirLock] = {}
+"""Locks held for a whole run (`maintain`) by :func:`holding_log_dirs`, by resolved log dir."""
 
 
 class HeldLocks(list[LogDirLock]):
@@ -55,21 +60,54 @@ class HeldLocks(list[LogDirLock]):
 
 
 @contextmanager
-def locked_log_dirs(log_dirs: Sequence[Path], *, fs: FileSystem | None = None) -> Iterator[HeldLocks]:
-    """Hold every log dir's `.lock` for the block.
+def locked_log_dirs(
+    log_dirs: Sequence[Path], *, allow_missing_meta_properties: bool = False, fs: FileSystem | None = None
+) -> Iterator[HeldLocks]:
+    """Check every log dir, then hold every log dir's `.lock` for the block.
+
+    First :func:`storage_core.log_dir_check.check_log_dirs` (a dir a broker would refuse, or that
+    leads outside itself), then a probe of every lock, so that a refusal changes nothing, not even a
+    `.lock` file; then the locks are taken. Dirs already held for the whole run
+    (:func:`holding_log_dirs`) are not taken again, nor released after the block.
 
     Raises:
+        InvalidLogDirError: a log dir must not be maintained as it is; nothing was touched.
         LogDirLockedError: a live process holds one of the locks; the ones taken are released and
             nothing else was touched.
     """
+    check_log_dirs(log_dirs, allow_missing_meta_properties=allow_missing_meta_properties, fs=fs)
+    held = [_RUN_LOCKS.get(Path(log_dir).resolve()) for log_dir in log_dirs]
+    for log_dir, lock in zip(log_dirs, held, strict=True):
+        if lock is None and is_log_dir_locked(log_dir, fs=fs):
+            raise LogDirLockedError(log_dir)
     locks = HeldLocks()
     probe = fs or default_fs()
     with ExitStack() as releases:  # every lock taken is released, even if releasing another one fails
-        for log_dir in log_dirs:
+        for log_dir, lock in zip(log_dirs, held, strict=True):
+            if lock is not None:  # held for the whole run (`maintain`): taken, and reported, once
+                locks.append(lock)
+                continue
             locks.existed[Path(log_dir)] = probe.exists(Path(log_dir) / names.LOCK_FILE)
             locks.append(acquire_log_dir_lock(log_dir, fs=fs))
             releases.callback(locks[-1].release)
         yield locks
+
+
+@contextmanager
+def holding_log_dirs(
+    log_dirs: Sequence[Path], *, allow_missing_meta_properties: bool = False, fs: FileSystem | None = None
+) -> Iterator[HeldLocks]:
+    """:func:`locked_log_dirs` for a run of several jobs (`maintain`): the jobs' own
+    `locked_log_dirs` inside the block reuse these locks, so no other process can take a log dir
+    between two steps."""
+    with locked_log_dirs(log_dirs, allow_missing_meta_properties=allow_missing_meta_properties, fs=fs) as locks:
+        for lock in locks:
+            _RUN_LOCKS[Path(lock.log_dir).resolve()] = lock
+        try:
+            yield locks
+        finally:
+            for lock in locks:
+                _RUN_LOCKS.pop(Path(lock.log_dir).resolve(), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +193,7 @@ def discover_log_dirs(
 _NO_LIMIT = 2**63 - 1
 
 
-def high_watermark(state: LogDirState, tp: TopicPartition, source: str) -> int | None:
+def high_watermark(state: LogDirState, tp: TopicPartition | None, source: str) -> int | None:
     """A partition's high watermark for retention and compact, by `--high-watermark-source`.
 
     `checkpoint`: the replication-offset-checkpoint's entry, as a starting broker reads it (None if
@@ -165,6 +203,20 @@ def high_watermark(state: LogDirState, tp: TopicPartition, source: str) -> int |
     return _NO_LIMIT if source == "log-end" else state.high_watermarks.get(tp)
 
 
+def checkpoint_keys(parts: Sequence[PartitionTask]) -> dict[tuple[str, str], TopicPartition]:
+    """(log dir, dir name) -> the checkpoint entry key of each partition dir that owns one
+    (:func:`storage_core.log_dir.checkpoint_owners`: the live dir, else a `-future` one; never a
+    `-stray` or `-delete` dir). Look a part up with `.get((part.log_dir, part.dir_name))`: None for
+    a dir that reads no entry (so recovery point 0 and log start 0) and writes none."""
+    by_dir: dict[str, list[str]] = {}
+    for part in parts:
+        by_dir.setdefault(part.log_dir, []).append(part.dir_name)
+    keys = {}
+    for log_dir, dir_names in by_dir.items():
+        keys.update({(log_dir, name): tp for name, tp in checkpoint_owners(dir_names).items()})
+    return keys
+
+
 def close_log_dirs(
     states: Mapping[Path, LogDirState],
     rows: Sequence[PartitionRow],
@@ -172,8 +224,16 @@ def close_log_dirs(
     require_clean: bool,
     offsets_unchanged: bool,
     fs: FileSystem | None = None,
-) -> dict[Path, list[LoadAction]]:
+) -> ClosedLogDirs:
     """Checkpoint every maintained log dir, and mark it clean if nothing in it failed.
+
+    A log dir whose checkpoints or marker cannot be written (a full disk, an I/O error) gets a
+    failed row naming the file, and the others are still closed: each write is atomic, so that dir
+    keeps its old checkpoints and stays without a marker (the next load recovers it).
+
+    Only the rows of dirs that own their checkpoint entries (:func:`checkpoint_keys`) write them: a
+    `-stray` or `-future` dir beside a live one never overwrites the live partition's entries. Any
+    failed row, owner or not, keeps the dir from being marked clean.
 
     Args:
         states: what `open_log_dir` read, per log dir.
@@ -183,16 +243,19 @@ def close_log_dirs(
         fs: the file system (an overlay in a dry run).
 
     Returns:
-        The files written, per log dir.
+        The files written per log dir, and one failed row per log dir that could not be closed.
     """
-    written_per_dir: dict[Path, list[LoadAction]] = {}
+    closed = ClosedLogDirs({}, [])
     for log_dir, state in states.items():
         if require_clean and not state.had_clean_shutdown:
             continue
         mine = [r for r in rows if r.log_dir == str(log_dir)]
+        # A dir renamed aside during the run (`rename_stray`) is no longer the live one: no entries.
+        renamed = {r.dir_name for r in mine if any(a.kind == "rename_stray" for a in r.actions)}
+        owners = checkpoint_owners(r.dir_name for r in mine if r.partition >= 0 and r.dir_name not in renamed)
         outcomes = [
             PartitionOutcome(
-                TopicPartition(r.topic, r.partition),
+                owners[r.dir_name],
                 r.status != "failed",
                 r.log_start_offset,
                 r.log_end_offset,
@@ -200,11 +263,23 @@ def close_log_dirs(
                 offsets_unchanged=offsets_unchanged and r.status != "truncated",  # its load cut the log
             )
             for r in mine
-            if r.partition >= 0 and (offsets_unchanged or r.status != "skipped")
+            if r.dir_name in owners and r.partition >= 0 and (offsets_unchanged or r.status != "skipped")
         ]
-        unloadable = sum(1 for r in mine if r.partition < 0)
-        written_per_dir[log_dir] = list(close_log_dir(state, outcomes, other_failures=unloadable, fs=fs).actions)
-    return written_per_dir
+        others = sum(1 for r in mine if r.status == "failed" and (r.partition < 0 or r.dir_name not in owners))
+        try:
+            closed.written[log_dir] = list(close_log_dir(state, outcomes, other_failures=others, fs=fs).actions)
+        except OSError as exc:
+            closed.failures.append(failed_log_dir_row(log_dir, exc))
+    return closed
+
+
+@dataclass(frozen=True, slots=True)
+class ClosedLogDirs:
+    """What :func:`close_log_dirs` did: the files written per log dir (their action rows go to the
+    dir's :class:`jobs._results.LogDirRow`), and a failed row per dir whose files could not be written."""
+
+    written: dict[Path, list[LoadAction]]
+    failures: list[PartitionRow]
 
 
 def log_dir_rows(

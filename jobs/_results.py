@@ -214,13 +214,14 @@ def failed_row(part: PartitionTask, started: float, exc: BaseException) -> Parti
         exc: the StorageError or OSError it raised; what was changed before it is still reported
             (`storage_core.load_actions.partial_actions`).
     """
+    message = os_error_line(exc) if isinstance(exc, OSError) else " ".join(str(exc).split())
     return partition_row(
         part,
         "failed",
         started=started,
         actions=action_rows(partial_actions(exc)),
         error_type=type(exc).__name__,
-        error_message=str(exc),
+        error_message=message,
     )
 
 
@@ -229,6 +230,19 @@ def refused_unclean(part: PartitionTask) -> PartitionRow:
     return _untouched_row(
         part, "failed", "log dir was not cleanly shut down: run `logkeeper recover` first", error_type="UncleanLogDir"
     )
+
+
+def failed_log_dir_row(log_dir: Path, exc: OSError) -> PartitionRow:
+    """The row of a log dir whose own files (checkpoints, marker) could not be written."""
+    return PartitionRow(
+        str(log_dir), "", "", -1, "failed", 0, 0, error_type=type(exc).__name__, error_message=os_error_line(exc)
+    )
+
+
+def os_error_line(exc: OSError) -> str:
+    """An OSError on one line, naming the file: `<path>: <what the OS said>`."""
+    what = exc.strerror or str(exc)
+    return f"{exc.filename}: {what}" if exc.filename else what
 
 
 def skipped_row(part: PartitionTask, reason: str) -> PartitionRow:

@@ -31,9 +31,11 @@ from jobs._common import (
     UsageError,
     action_rows,
     add_high_watermark_source,
+    checkpoint_keys,
     close_log_dirs,
     common_args,
     discover_log_dirs,
+    failed_log_dir_row,
     get_spark,
     high_watermark,
     job_parser,
@@ -48,8 +50,9 @@ from jobs._common import (
 )
 from jobs._load import job_fs, load_options, load_status, loaded_first, quarantine_roots
 from storage_core.cleaner.compact import compact_partition
-from storage_core.config import LogConfig
+from storage_core.config import LogConfig, check_offset_map
 from storage_core.config_layers import ConfigValue
+from storage_core.errors import InvalidConfigError
 from storage_core.loader import LoadOptions
 from storage_core.log_dir import open_log_dir, write_cleaner_offsets
 from storage_core.names import TopicPartition
@@ -80,6 +83,7 @@ class CompactTask:
     cleaner_checkpoint: int | None
     high_watermark: int | None
     dedupe_buffer_bytes: int
+    load_factor: float
     rank: int
     total: int
     dry_run_state: Path | None = None
@@ -98,9 +102,14 @@ def parse_args(argv: list[str]) -> CompactArgs:
     parser.add_argument("--dedupe-buffer-bytes", type=int, help="offset map memory (log.cleaner.dedupe.buffer.size)")
     add_high_watermark_source(parser)
     namespace = parser.parse_args(argv)
-    if namespace.dedupe_buffer_bytes is not None and namespace.dedupe_buffer_bytes < 24:
-        raise UsageError("--dedupe-buffer-bytes must hold at least one 24-byte entry")
     common = common_args(namespace, destructive="compact", quarantines=True)
+    if namespace.dedupe_buffer_bytes is not None:
+        try:
+            check_offset_map(
+                namespace.dedupe_buffer_bytes, common.broker.dedupe_buffer_load_factor, key="--dedupe-buffer-bytes"
+            )
+        except InvalidConfigError as exc:
+            raise UsageError(str(exc)) from None
     return CompactArgs(common, namespace.dedupe_buffer_bytes, namespace.high_watermark_source)
 
 
@@ -120,6 +129,7 @@ def compact_one(task: CompactTask) -> CompactRow:
                 high_watermark=task.high_watermark,
                 now_ms=task.load.now_ms,
                 dedupe_buffer_bytes=task.dedupe_buffer_bytes,
+                load_factor=task.load_factor,
                 dry_run=task.load.dry_run,
                 fs=fs,
             )
@@ -171,8 +181,12 @@ def compact_one(task: CompactTask) -> CompactRow:
 
 def run(args: CompactArgs) -> JobSummary:
     common = args.common
-    with job_fs(common.dry_run, common.dry_run_state) as fs, locked_log_dirs(common.log_dirs) as locks:
+    with (
+        job_fs(common.dry_run, common.dry_run_state) as fs,
+        locked_log_dirs(common.log_dirs, allow_missing_meta_properties=common.allow_missing_meta_properties) as locks,
+    ):
         found, rows = discover_log_dirs(common.log_dirs)
+        keys = checkpoint_keys(found)
         configured, strays = select_configured(
             found, common.cluster, assume_broker_defaults=common.assume_broker_defaults, job="compact"
         )
@@ -181,7 +195,9 @@ def run(args: CompactArgs) -> JobSummary:
         eligible = []
         for item in configured:
             part, policy = item.partition, item.config.value("cleanup.policy")
-            if not item.config.config.compact:
+            if part.kind != "live":  # select_configured left -stray dirs out; -future ones remain
+                rows.append(skipped_row(part, f"{part.kind} replica: Kafka's log cleaner cleans live logs only"))
+            elif not item.config.config.compact:
                 skipped = skipped_row(part, f"{policy} has no compact")
                 rows.append(dataclasses.replace(skipped, settings=item.config.values(*SETTINGS)))
             elif not states[Path(part.log_dir)].had_clean_shutdown:
@@ -193,16 +209,18 @@ def run(args: CompactArgs) -> JobSummary:
         for rank, item in enumerate(eligible, start=1):
             part = item.partition
             state = states[Path(part.log_dir)]
-            tp = TopicPartition(part.topic, part.partition)
+            tp = keys.get((part.log_dir, part.dir_name))
+            broker = common.cluster.layers(part.log_dir).broker
             tasks.append(
                 CompactTask(
                     part,
-                    load_options(common, state, part, roots, recover_corrupt_segments=True),
+                    load_options(common, state, part, roots, tp, recover_corrupt_segments=True),
                     item.config.config,
                     item.config.values(*SETTINGS),
                     state.cleaner_offsets.get(tp),
                     high_watermark(state, tp, args.high_watermark_source),
-                    args.dedupe_buffer_bytes or common.cluster.layers(part.log_dir).broker.dedupe_buffer_size,
+                    min(args.dedupe_buffer_bytes or broker.offset_map_bytes, 2**31 - 1),
+                    broker.dedupe_buffer_load_factor,
                     rank,
                     len(eligible),
                     common.dry_run_state,
@@ -215,16 +233,21 @@ def run(args: CompactArgs) -> JobSummary:
             if not state.had_clean_shutdown:
                 continue
             mine = [d for d in done if d.row.log_dir == str(log_dir)]
-            present = {TopicPartition(p.topic, p.partition) for p in found if p.log_dir == str(log_dir)}
+            present = {tp for (dir_, _), tp in keys.items() if dir_ == str(log_dir)}
             updates = {
                 TopicPartition(d.row.topic, d.row.partition): d.cleaner_offset
                 for d in mine
                 if d.row.status not in ("failed", "skipped")
             }
-            action = write_cleaner_offsets(state, updates, present, fs=fs)
+            try:
+                action = write_cleaner_offsets(state, updates, present, fs=fs)
+            except OSError as exc:  # the old checkpoint stays (atomic write); the dir gets no marker
+                rows.append(failed_log_dir_row(log_dir, exc))
+                continue
             checkpoints[log_dir] = [] if action is None else [action]
         closed = close_log_dirs(states, rows + [d.row for d in done], require_clean=True, offsets_unchanged=True, fs=fs)
-    log_dirs = log_dir_rows(common.log_dirs, locks, opened=states, closed=closed, more=checkpoints)
+        rows += closed.failures
+    log_dirs = log_dir_rows(common.log_dirs, locks, opened=states, closed=closed.written, more=checkpoints)
     return JobSummary("compact", common.run_id, common.dry_run, tuple(rows + [d.row for d in done]), log_dirs)
 
 

@@ -23,6 +23,7 @@ from jobs import audit, maintain
 from jobs._common import get_spark
 from storage_core import names
 from storage_core.checkpoint import write_offset_checkpoint
+from storage_core.meta_properties import MetaProperties, write_meta_properties
 from storage_core.names import TopicPartition
 from storage_core.records.batch import Record, build_batch, build_end_txn_marker
 from storage_core.records.compression import CompressionType
@@ -37,6 +38,7 @@ TOPIC_CONFIG = (
     '[topics."orders"]\n"cleanup.policy" = "delete"\n"retention.ms" = 604800000\n'
 )
 T0 = 1_763_000_000_000
+DEMO_CLUSTER_ID = "lkDemoClusterId000000w"
 CODECS = list(CompressionType)
 
 
@@ -137,6 +139,10 @@ def generate(out: Path) -> list[Path]:
         recovery_points[log_dir][TopicPartition(topic, partition)] = end // 2
     for log_dir, points in recovery_points.items():
         write_offset_checkpoint(log_dir / names.RECOVERY_POINT_CHECKPOINT, points)
+        # A broker's log dir has its identity file (jobs refuse a dir without one).
+        write_meta_properties(
+            log_dir / names.META_PROPERTIES, MetaProperties(0, DEMO_CLUSTER_ID, broker_id=1), now_ms=T0
+        )
     clicks = dirs[0] / "clicks-0"
     active = max(clicks.glob("*.log"))
     with active.open("ab") as f:  # a torn last batch

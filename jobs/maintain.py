@@ -12,6 +12,8 @@ options (`--deep-verify`, `--handle-strays`, `--high-watermark-source`, `--file-
 including the destructive steps' refusal to guess a topic's config
 (:func:`jobs._cluster.refuse_before_changes`), before the first step runs: a refused run exits 2
 with nothing changed.
+Every log dir is checked and locked once for the whole run (no process can take a dir between two
+steps).
 """
 
 from __future__ import annotations
@@ -20,12 +22,15 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 from jobs import compact, recover, retention, stats
 from jobs._audit import write_maintenance_log
-from jobs._common import EXIT_REFUSED, EXIT_USAGE, FAILED_STATUSES, UsageError, new_run_id, write_result_json
+from jobs._common import EXIT_FAILED, EXIT_USAGE, FAILED_STATUSES, UsageError, new_run_id
+from jobs._driver import RUN_ERRORS, report_result_json, report_run_error
+from jobs._log_dirs import holding_log_dirs
 from jobs._results import settings_lines
-from storage_core.errors import LogDirLockedError
 
 STEPS = (("recover", recover), ("retention", retention), ("compact", compact), ("stats", stats))
 # step-specific option -> (takes a value, steps that accept it)
@@ -71,31 +76,36 @@ def main(argv: list[str] | None = None) -> int:
 
 def _steps(argv: list[str]) -> int:
     parsed = []
-    for name, module in STEPS:
+    for name, module in STEPS:  # every step's options and configuration, before the first change
         try:
-            args = module.parse_args(argv_for(name, argv))  # retention's and compact's refuse to guess configs
+            parsed.append((name, module, module.parse_args(argv_for(name, argv))))
         except UsageError as exc:
             print(f"logkeeper maintain ({name}): {exc}", file=sys.stderr)
             return EXIT_USAGE
-        parsed.append((name, module, args))
+    common = parsed[0][2].common
+    try:
+        # One hold of every log dir's lock for all the steps: no process can take a dir between two.
+        with holding_log_dirs(common.log_dirs, allow_missing_meta_properties=common.allow_missing_meta_properties):
+            return _run_steps(parsed)
+    except RUN_ERRORS as exc:  # refused before anything changed, or the driver's own I/O failed
+        return report_run_error("maintain", exc)
+
+
+def _run_steps(parsed: list[tuple[str, ModuleType, Any]]) -> int:
     worst = 0
     for name, module, args in parsed:
         print(f"logkeeper maintain: {name}", file=sys.stderr, flush=True)
         try:
             summary = module.run(args)
-        except UsageError as exc:  # refused before the step changed anything
-            print(f"logkeeper maintain ({name}): {exc}", file=sys.stderr)
-            return EXIT_USAGE
-        except LogDirLockedError as exc:
-            print(f"logkeeper maintain: refused: {exc}", file=sys.stderr)
-            return EXIT_REFUSED
         except stats.StatsValidationError as exc:
             print(f"logkeeper maintain ({name}): {exc}", file=sys.stderr)
             worst = max(worst, 1)
             continue
-        if args.common.result_json is not None:
-            write_result_json(args.common.result_json.with_name(f"{name}-{args.common.result_json.name}"), summary)
         write_maintenance_log(args.common.warehouse, summary)
+        result_json = args.common.result_json
+        step_json = None if result_json is None else result_json.with_name(f"{name}-{result_json.name}")
+        if not report_result_json(f"maintain ({name})", step_json, summary):
+            worst = max(worst, EXIT_FAILED)
         print(f"logkeeper maintain: {name}: {len(summary.rows)} partitions, {summary.status_counts()}", file=sys.stderr)
         for row in summary.rows:
             if row.status in FAILED_STATUSES:

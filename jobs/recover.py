@@ -14,6 +14,11 @@ topic id the cluster no longer has, a partition not assigned to this broker) is 
 `stray_replica` action, and with `--handle-strays` renamed aside to `<topic>-<partition>.<uuid>-stray`
 after it is recovered, as Kafka 3.7+ does (`rename_stray` action). Each row names the index
 settings used and where they came from.
+
+Checkpoint entries belong to the live dir of each partition (:func:`jobs._log_dirs.checkpoint_keys`):
+`-stray` dirs (and dirs renamed aside) are recovered from offset 0 and write none.
+`<checkpoint or marker>.tmp` files left by an interrupted write are deleted, each an action of the
+log dir's own row.
 """
 
 from __future__ import annotations
@@ -25,12 +30,12 @@ from pathlib import Path
 
 from jobs._cluster import ClusterView
 from jobs._common import (
-    ActionRow,
     JobArgs,
     JobSummary,
     PartitionDir,
     PartitionRow,
     action_rows,
+    checkpoint_keys,
     close_log_dirs,
     common_args,
     discover_log_dirs,
@@ -44,10 +49,11 @@ from jobs._common import (
     run_partition_work,
 )
 from jobs._load import job_fs, load_options, load_status, quarantine_roots
-from storage_core import names
 from storage_core.config_layers import ConfigValue
+from storage_core.fs import FileSystem
+from storage_core.load_actions import ActionKind, FileChange, LoadAction
 from storage_core.loader import LoadOptions, load_partition
-from storage_core.log_dir import open_log_dir
+from storage_core.log_dir import PARTITION_STALE_TEMP_FILES, open_log_dir, remove_stale_temp_files
 from storage_core.names import TopicPartition
 from storage_core.topology import rename_stray
 
@@ -89,17 +95,19 @@ def parse_args(argv: list[str]) -> RecoverArgs:
     return RecoverArgs(common_args(namespace, quarantines=True), namespace.deep_verify, namespace.handle_strays)
 
 
-def _stray_action(task: RecoverTask, dir_path: Path) -> ActionRow | None:
-    """Report a stray replica; with `--handle-strays` (and not a dry run) rename it aside first."""
+def _stray_action(task: RecoverTask, dir_path: Path, fs: FileSystem) -> LoadAction | None:
+    """Report a stray replica; with `--handle-strays` rename it aside through `fs` (an overlay in a
+    dry run, which then reports the same rename and changes nothing)."""
     if not task.stray_reason:
         return None
     if not task.stray_unique_id:
-        return ActionRow("stray_replica", "", -1, 0, f"{task.stray_reason} (kept as is: --handle-strays renames it)")
-    if task.options.dry_run:
-        target = names.stray_dir_name(names.parse_partition_dir_name(dir_path.name).topic_partition, "<uuid>")
-        return ActionRow("rename_stray", target, -1, 0, f"would rename aside: {task.stray_reason}")
-    target = rename_stray(dir_path, task.stray_unique_id)
-    return ActionRow("rename_stray", target.name, -1, 0, f"renamed aside: {task.stray_reason}")
+        reason = f"{task.stray_reason} (kept as is: --handle-strays renames it)"
+        return LoadAction(ActionKind.STRAY_REPLICA, dir_path.name, reason=reason)
+    target = rename_stray(dir_path, task.stray_unique_id, fs=fs)
+    reason = f"renamed aside: {task.stray_reason}"
+    return LoadAction(
+        ActionKind.RENAME_STRAY, dir_path.name, reason=reason, change=FileChange.RENAME, target=target.name
+    )
 
 
 def recover_partition(task: RecoverTask) -> PartitionRow:
@@ -109,8 +117,9 @@ def recover_partition(task: RecoverTask) -> PartitionRow:
     def load(started: float) -> PartitionRow:
         dir_path = Path(part.log_dir) / part.dir_name
         with job_fs(task.options.dry_run, task.dry_run_state, str(dir_path)) as fs:
+            temps = remove_stale_temp_files(dir_path, temp_names=PARTITION_STALE_TEMP_FILES, fs=fs)
             result = load_partition(dir_path, task.options, fs=fs)
-        stray = _stray_action(task, dir_path)  # Kafka loads a stray log, then renames it
+            stray = _stray_action(task, dir_path, fs)  # Kafka loads a stray log, then renames it
         return partition_row(
             part,
             started=started,
@@ -120,7 +129,7 @@ def recover_partition(task: RecoverTask) -> PartitionRow:
             truncated_bytes=result.truncated_bytes,
             segments_deleted=result.segments_deleted,
             indexes_rebuilt=result.segments_recovered,
-            actions=(*action_rows(result.actions), *([stray] if stray else [])),
+            actions=action_rows((*temps, *result.actions, *([stray] if stray else []))),
             settings=task.settings,
             **load_status(result),
         )
@@ -131,16 +140,28 @@ def recover_partition(task: RecoverTask) -> PartitionRow:
 def run(args: RecoverArgs) -> JobSummary:
     common = args.common
     view = common.cluster
-    with job_fs(common.dry_run, common.dry_run_state) as fs, locked_log_dirs(common.log_dirs) as locks:
+    with (
+        job_fs(common.dry_run, common.dry_run_state) as fs,
+        locked_log_dirs(common.log_dirs, allow_missing_meta_properties=common.allow_missing_meta_properties) as locks,
+    ):
         found, skipped = discover_log_dirs(common.log_dirs)
         # Everything that may refuse (a bad topic config in the metadata log) before anything changes.
         configs = [view.topic_config(part.log_dir, part.topic) for part in found]
         strays = [_stray_reason(view, part) for part in found]
         states = {log_dir: open_log_dir(log_dir, fs=fs) for log_dir in common.log_dirs}
+        log_dir_temps = {log_dir: remove_stale_temp_files(log_dir, fs=fs) for log_dir in common.log_dirs}
         roots = quarantine_roots(common)
+        keys = checkpoint_keys(found)
         tasks = []
         for rank, (part, topic_config, stray_reason) in enumerate(zip(found, configs, strays, strict=True), start=1):
-            options = load_options(common, states[Path(part.log_dir)], part, roots, deep_verify=args.deep_verify)
+            options = load_options(
+                common,
+                states[Path(part.log_dir)],
+                part,
+                roots,
+                keys.get((part.log_dir, part.dir_name)),
+                deep_verify=args.deep_verify,
+            )
             unique_id = uuid.uuid4().hex if stray_reason and args.handle_strays else ""
             tasks.append(
                 RecoverTask(
@@ -157,10 +178,11 @@ def run(args: RecoverArgs) -> JobSummary:
         spark = get_spark(common.master, "logkeeper recover")
         rows = run_on_executors(spark, tasks, recover_partition, description=f"recover {len(tasks)} partitions")
         closed = close_log_dirs(states, skipped + rows, require_clean=False, offsets_unchanged=False, fs=fs)
+        rows += closed.failures
     for row in rows:
         for action in (a for a in row.actions if a.kind in ("stray_replica", "rename_stray")):
             print(f"logkeeper recover: stray replica {row.log_dir}/{row.dir_name}: {action.reason}", file=sys.stderr)
-    log_dirs = log_dir_rows(common.log_dirs, locks, opened=states, closed=closed)
+    log_dirs = log_dir_rows(common.log_dirs, locks, opened=states, closed=closed.written, more=log_dir_temps)
     return JobSummary("recover", common.run_id, common.dry_run, tuple(skipped + rows), log_dirs)
 
 

@@ -29,6 +29,7 @@ from jobs._common import (
     UsageError,
     action_rows,
     add_high_watermark_source,
+    checkpoint_keys,
     close_log_dirs,
     common_args,
     discover_log_dirs,
@@ -48,7 +49,6 @@ from storage_core.config import LogConfig
 from storage_core.config_layers import ConfigValue
 from storage_core.loader import LoadOptions
 from storage_core.log_dir import open_log_dir
-from storage_core.names import TopicPartition
 from storage_core.retention import apply_retention, plan_retention
 
 # The settings retention decides with (their values and sources go into every row).
@@ -122,8 +122,12 @@ def retain_partition(task: RetentionTask) -> PartitionRow:
 
 def run(args: RetentionArgs) -> JobSummary:
     common = args.common
-    with job_fs(common.dry_run, common.dry_run_state) as fs, locked_log_dirs(common.log_dirs) as locks:
+    with (
+        job_fs(common.dry_run, common.dry_run_state) as fs,
+        locked_log_dirs(common.log_dirs, allow_missing_meta_properties=common.allow_missing_meta_properties) as locks,
+    ):
         found, rows = discover_log_dirs(common.log_dirs)
+        keys = checkpoint_keys(found)  # live and -future dirs read their own dir's entries, as in cleanupLogs
         configured, strays = select_configured(
             found, common.cluster, assume_broker_defaults=common.assume_broker_defaults, job="apply retention to"
         )
@@ -140,13 +144,14 @@ def run(args: RetentionArgs) -> JobSummary:
         for rank, item in enumerate(eligible, start=1):
             part = item.partition
             state = states[Path(part.log_dir)]
+            tp = keys.get((part.log_dir, part.dir_name))
             tasks.append(
                 RetentionTask(
                     part,
-                    load_options(common, state, part, roots),
+                    load_options(common, state, part, roots, tp),
                     item.config.config,
                     item.config.values(*SETTINGS),
-                    high_watermark(state, TopicPartition(part.topic, part.partition), args.high_watermark_source),
+                    high_watermark(state, tp, args.high_watermark_source),
                     args.file_delete_delay_ms,
                     rank,
                     len(eligible),
@@ -156,7 +161,8 @@ def run(args: RetentionArgs) -> JobSummary:
         spark = get_spark(common.master, "logkeeper retention")
         done = run_on_executors(spark, tasks, retain_partition, description=f"retention {len(tasks)} partitions")
         closed = close_log_dirs(states, rows + done, require_clean=True, offsets_unchanged=False, fs=fs)
-    log_dirs = log_dir_rows(common.log_dirs, locks, opened=states, closed=closed)
+        rows += closed.failures
+    log_dirs = log_dir_rows(common.log_dirs, locks, opened=states, closed=closed.written)
     return JobSummary("retention", common.run_id, common.dry_run, tuple(rows + done), log_dirs)
 
 

@@ -31,6 +31,7 @@ from jobs._common import (
     JobArgs,
     JobSummary,
     PartitionTask,
+    checkpoint_keys,
     close_log_dirs,
     common_args,
     discover_log_dirs,
@@ -72,20 +73,29 @@ def run(args: StatsArgs) -> JobSummary:
     common = args.common
     run_id = common.run_id
     run_ts_ms = common.now_ms
-    with job_fs(common.dry_run, common.dry_run_state) as fs, locked_log_dirs(common.log_dirs) as locks:
+    with (
+        job_fs(common.dry_run, common.dry_run_state) as fs,
+        locked_log_dirs(common.log_dirs, allow_missing_meta_properties=common.allow_missing_meta_properties) as locks,
+    ):
         states = {log_dir: open_log_dir(log_dir, fs=fs) for log_dir in common.log_dirs}
         found, rows = discover_log_dirs(common.log_dirs)
         clean = [p for p in found if states[Path(p.log_dir)].had_clean_shutdown]
         roots = quarantine_roots(common)
+        keys = checkpoint_keys(found)
         load_tasks = [  # the load is recover's, on a cleanly shut down dir
             RecoverTask(
-                p, load_options(common, states[Path(p.log_dir)], p, roots), rank, len(clean), common.dry_run_state
+                p,
+                load_options(common, states[Path(p.log_dir)], p, roots, keys.get((p.log_dir, p.dir_name))),
+                rank,
+                len(clean),
+                common.dry_run_state,
             )
             for rank, p in enumerate(clean, start=1)
         ]
         spark = get_spark(common.master, "logkeeper stats")
         loaded = run_on_executors(spark, load_tasks, recover_partition, description=f"load {len(clean)} partitions")
         closed = close_log_dirs(states, rows + loaded, require_clean=True, offsets_unchanged=False, fs=fs)
+        rows += closed.failures
         inputs = []
         topologies = {}
         for part in found:
@@ -130,7 +140,7 @@ def run(args: StatsArgs) -> JobSummary:
         for action in (a for a in row.actions if a.kind == "stray_replica"):
             print(f"logkeeper stats: stray replica {row.log_dir}/{row.dir_name}: {action.reason}", file=sys.stderr)
     print(f"logkeeper stats: {table.num_rows} segments of {len(found)} partitions", file=sys.stderr)
-    log_dirs = log_dir_rows(common.log_dirs, locks, opened=states, closed=closed)
+    log_dirs = log_dir_rows(common.log_dirs, locks, opened=states, closed=closed.written)
     return JobSummary("stats", run_id, common.dry_run, tuple(rows), log_dirs)
 
 

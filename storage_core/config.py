@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from storage_core.cleaner.offset_map import ENTRY_SIZE
 from storage_core.config_describe import is_describe_output, parse_describe_output
 from storage_core.config_names import FREE_FORM_BROKER_PREFIXES, OTHER_BROKER_KEYS, OTHER_TOPIC_KEYS
 from storage_core.errors import InvalidConfigError
@@ -61,13 +62,47 @@ def _integer(minimum: int, maximum: int = _INT64_MAX) -> Parser:
     return parse
 
 
-def _ratio(key: str, raw: object) -> float:
+def _number(raw: object) -> float | None:
+    """`raw` as a float, None if it is not a number (a bool is not one)."""
     try:
-        value = float(str(raw).strip()) if not isinstance(raw, bool) else None
+        return float(str(raw).strip()) if not isinstance(raw, bool) else None
     except ValueError:
-        value = None
+        return None
+
+
+def _ratio(key: str, raw: object) -> float:
+    value = _number(raw)
     if value is None or not 0.0 <= value <= 1.0:
         raise InvalidConfigError("must be a number between 0 and 1", key=key, value=raw)
+    return value
+
+
+MIN_INDEX_BYTES = 24
+"""The smallest `segment.index.bytes` maintenance accepts: a time index keeps its last slot for the
+entry a segment gets when it is rolled (`TimeIndex.isFull`: entries >= maxEntries - 1), so below two
+12-byte entries it holds none and any segment with more than one index interval of data fails to
+recover or clean. Kafka's validator accepts 4 (a broker with it rolls a segment per batch)."""
+
+
+def _index_bytes(key: str, raw: object) -> int:
+    """Kafka's `atLeast(4)` INT, then at least :data:`MIN_INDEX_BYTES` (refused before any change)."""
+    value = _integer(4, _INT32_MAX)(key, raw)
+    if value < MIN_INDEX_BYTES:
+        raise InvalidConfigError(
+            f"below {MIN_INDEX_BYTES} bytes, an index holds no time-index entry (Kafka keeps the last 12-byte slot "
+            "for a rolled segment's final entry): recovering or cleaning a segment with more than one index "
+            f"interval of data would fail half way; use at least {MIN_INDEX_BYTES}",
+            key=key,
+            value=raw,
+        )
+    return value
+
+
+def _double(key: str, raw: object) -> float:
+    """A ConfigDef DOUBLE without a validator: any finite number."""
+    value = _number(raw)
+    if value is None or value != value or value in (float("inf"), float("-inf")):
+        raise InvalidConfigError("not a number", key=key, value=raw)
     return value
 
 
@@ -162,7 +197,7 @@ TOPIC_KEYS: dict[str, TopicKey] = {
     "segment.jitter.ms": _key(
         "segment_jitter_ms", _integer(0), "log.roll.jitter.ms", _Synonym("log.roll.jitter.hours", _HOUR_MS)
     ),
-    "segment.index.bytes": _key("segment_index_bytes", _integer(4, _INT32_MAX), "log.index.size.max.bytes"),
+    "segment.index.bytes": _key("segment_index_bytes", _index_bytes, "log.index.size.max.bytes"),
     "index.interval.bytes": _key("index_interval_bytes", _integer(0, _INT32_MAX), "log.index.interval.bytes"),
     "retention.ms": _key(
         "retention_ms",
@@ -196,8 +231,10 @@ class BrokerConfig:
     Attributes:
         log_dirs: `log.dirs` (else `log.dir`), as written.
         log_defaults: the broker's topic defaults (topic keys through their broker synonyms).
-        dedupe_buffer_size: `log.cleaner.dedupe.buffer.size`, the cleaner's offset map memory.
-        dedupe_buffer_load_factor: `log.cleaner.io.buffer.load.factor` (the offset map's load factor).
+        dedupe_buffer_size: `log.cleaner.dedupe.buffer.size`, the memory of all cleaner threads' offset maps.
+        dedupe_buffer_load_factor: `log.cleaner.io.buffer.load.factor`: the cleaner stops filling an
+            offset map at this share of its slots (`Cleaner.buildOffsetMap`'s `maxDesiredMapSize`).
+        cleaner_threads: `log.cleaner.threads`; each thread's map gets an equal share of the memory.
         producer_id_expiration_ms: `producer.id.expiration.ms`.
         offsets_topic_segment_bytes: `offsets.topic.segment.bytes` (segment.bytes of `__consumer_offsets`).
         transaction_state_log_segment_bytes: `transaction.state.log.segment.bytes` (of `__transaction_state`).
@@ -209,16 +246,49 @@ class BrokerConfig:
     log_defaults: LogConfig = field(default_factory=LogConfig)
     dedupe_buffer_size: int = 134_217_728
     dedupe_buffer_load_factor: float = 0.9
+    cleaner_threads: int = 1
     producer_id_expiration_ms: int = 86_400_000
     offsets_topic_segment_bytes: int = 104_857_600
     transaction_state_log_segment_bytes: int = 104_857_600
     properties: Mapping[str, str] = field(default_factory=dict, compare=False)  # what, not where from
 
+    @property
+    def offset_map_bytes(self) -> int:
+        """One cleaner's offset map memory, as `LogCleaner` sizes each thread's `SkimpyOffsetMap`:
+        `min(dedupe.buffer.size / threads, Int.MaxValue)`; one partition task is one cleaner."""
+        return min(self.dedupe_buffer_size // self.cleaner_threads, _INT32_MAX)
+
+
+def check_offset_map(memory_bytes: int, load_factor: float, *, key: str) -> None:
+    """Kafka's `Cleaner` requirement, before any change: `slots * load factor > 1` ("offset map is too
+    small to fit in even a single message, so log cleaning will never make progress"), slots being
+    24-byte entries; and a load factor of at most 1 (above it the cleaner would put into a full map
+    and fail half way, as Kafka's `require(entries < slots)` does).
+
+    Raises:
+        InvalidConfigError: naming `key`.
+    """
+    slots = min(memory_bytes, _INT32_MAX) // ENTRY_SIZE
+    if load_factor > 1:
+        raise InvalidConfigError(
+            f"load factor {load_factor} above 1 asks the offset map for more entries than it has slots",
+            key="log.cleaner.io.buffer.load.factor",
+            value=load_factor,
+        )
+    if not slots * load_factor > 1:
+        raise InvalidConfigError(
+            f"offset map is too small to fit in even a single message, so log cleaning will never make progress "
+            f"({slots} slots of {ENTRY_SIZE} bytes x load factor {load_factor} <= 1)",
+            key=key,
+            value=memory_bytes,
+        )
+
 
 # Broker-only keys maintenance uses -> BrokerConfig field, validator (CleanerConfig, ServerLogConfigs, ...).
 BROKER_KEYS: dict[str, tuple[str, Parser]] = {
-    "log.cleaner.dedupe.buffer.size": ("dedupe_buffer_size", _integer(0)),
-    "log.cleaner.io.buffer.load.factor": ("dedupe_buffer_load_factor", _ratio),
+    "log.cleaner.dedupe.buffer.size": ("dedupe_buffer_size", _integer(-(2**63))),  # LONG, checked with threads
+    "log.cleaner.io.buffer.load.factor": ("dedupe_buffer_load_factor", _double),  # DOUBLE, checked with the map
+    "log.cleaner.threads": ("cleaner_threads", _integer(0, _INT32_MAX)),
     "producer.id.expiration.ms": ("producer_id_expiration_ms", _integer(1, _INT32_MAX)),
     "offsets.topic.segment.bytes": ("offsets_topic_segment_bytes", _integer(1, _INT32_MAX)),
     "transaction.state.log.segment.bytes": ("transaction_state_log_segment_bytes", _integer(1, _INT32_MAX)),
@@ -273,12 +343,32 @@ def parse_broker_config(values: Mapping[str, str]) -> BrokerConfig:
         defaults[spec.field] = spec.parse(synonym.key, raw)
     broker = {name: parse(key, values[key]) for key, (name, parse) in BROKER_KEYS.items() if key in values}
     dirs = values.get("log.dirs") or values.get("log.dir") or ""
-    return BrokerConfig(
+    config = BrokerConfig(
         log_dirs=tuple(d.strip() for d in dirs.split(",") if d.strip()),
         log_defaults=replace(LogConfig(), **defaults),
         properties=dict(values),
         **broker,  # type: ignore[arg-type]
     )
+    _check_cleaner(config, values)
+    return config
+
+
+def _check_cleaner(config: BrokerConfig, values: Mapping[str, str]) -> None:
+    """KafkaConfig's `require(logCleanerDedupeBufferSize / logCleanerThreads > 1024 * 1024)` (a broker does not
+    start otherwise), then the Cleaner's own requirement on each thread's map (:func:`check_offset_map`)."""
+    if config.cleaner_threads == 0:
+        raise InvalidConfigError(
+            "0 cleaner threads: a broker fails to start (it divides log.cleaner.dedupe.buffer.size by it)",
+            key="log.cleaner.threads",
+            value=values.get("log.cleaner.threads"),
+        )
+    if not config.dedupe_buffer_size // config.cleaner_threads > 1024 * 1024:
+        raise InvalidConfigError(
+            "must be at least 1MB per cleaner thread (Kafka refuses to start below it)",
+            key="log.cleaner.dedupe.buffer.size",
+            value=values.get("log.cleaner.dedupe.buffer.size", config.dedupe_buffer_size),
+        )
+    check_offset_map(config.offset_map_bytes, config.dedupe_buffer_load_factor, key="log.cleaner.dedupe.buffer.size")
 
 
 def _read_text(path: Path, fs: FileSystem | None, *, encoding: str) -> str:

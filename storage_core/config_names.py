@@ -34,7 +34,7 @@ OTHER_BROKER_KEYS = _key_set(
     log.flush.interval.messages log.flush.interval.ms log.flush.scheduler.interval.ms
     log.flush.offset.checkpoint.interval.ms log.flush.start.offset.checkpoint.interval.ms
     log.retention.check.interval.ms log.initial.task.delay.ms log.dir.failure.timeout.ms log.cleaner.enable
-    log.cleaner.threads log.cleaner.io.max.bytes.per.second log.cleaner.io.buffer.size log.cleaner.backoff.ms
+    log.cleaner.io.max.bytes.per.second log.cleaner.io.buffer.size log.cleaner.backoff.ms
     log.message.format.version log.message.timestamp.difference.max.ms log.message.timestamp.before.max.ms
     log.message.timestamp.after.max.ms log.message.downconversion.enable log.local.retention.ms
     log.local.retention.bytes

@@ -12,7 +12,9 @@ StorageError
 │   └── CorruptSnapshotError        a producer-state .snapshot fails its version or CRC check
 ├── OffsetOverflowError (segment, offset)   an offset does not fit the segment's 4-byte relative offsets
 ├── InvalidOffsetError              an index append that is not strictly increasing
+├── IndexFullError                  an index append beyond segment.index.bytes (also a ValueError)
 ├── LogDirLockedError (path)        a live process (a broker) holds the log dir's .lock
+├── InvalidLogDirError (path)       a log dir a broker would refuse, or that would lead us out of it
 ├── UnsupportedFormatError          an unknown magic, codec, or file version
 │   ├── UnknownMessageTypeError (family, type_id)        a record type no declaration covers
 │   └── UnsupportedMessageVersionError (message, version) a version a declaration does not cover
@@ -95,6 +97,13 @@ class InvalidOffsetError(StorageError):
     """An index append whose offset is not greater than the last indexed offset."""
 
 
+class IndexFullError(StorageError, ValueError):
+    """An index append beyond the index's size (`segment.index.bytes`): a broker rolls its segment
+    before that, so the segment was written under a larger setting (Kafka's recovery fails the same
+    way, "Attempt to append to a full index"). A StorageError, so the partition fails with one line
+    instead of the job; a ValueError, as it always was."""
+
+
 class LogDirLockedError(StorageError):
     """A live process holds the log dir's `.lock`; nothing in the dir may be touched.
 
@@ -107,6 +116,21 @@ class LogDirLockedError(StorageError):
             f"log dir {path} is locked by a live process (a running Kafka broker?): "
             "stop the broker before maintaining this directory"
         )
+        self.path = Path(path)
+
+
+class InvalidLogDirError(StorageError):
+    """A log dir that must not be maintained as it is: a broker would refuse to start on it (a
+    subdirectory that is not a partition dir, no `meta.properties`, two dirs of one partition), or
+    maintaining it would reach outside it (a symlink) or write what Kafka cannot read back (a topic
+    name with whitespace in a checkpoint). Raised before anything is changed.
+
+    Attributes:
+        path: the offending file or directory.
+    """
+
+    def __init__(self, message: str, *, path: Path | str) -> None:
+        super().__init__(f"{path}: {message}")
         self.path = Path(path)
 
 

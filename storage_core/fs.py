@@ -28,6 +28,8 @@ import errno
 import fcntl
 import mmap
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -158,8 +160,25 @@ class FileSystem(Protocol):
         """Set a file's last-modified time (the cleaner keeps the source segments' time)."""
         ...
 
+    def is_symlink(self, path: Path) -> bool:
+        """True if the path itself is a symbolic link (dangling or not)."""
+        ...
+
+    def real_path(self, path: Path) -> Path:
+        """The path with every symbolic link resolved (`realpath`; a dangling link's target as written)."""
+        ...
+
     def try_lock(self, path: Path) -> int | None:
-        """Take an exclusive POSIX (fcntl) lock on `path`, creating it; the fd, or None if held."""
+        """Take an exclusive POSIX (fcntl) lock on the file `path` names now; the fd, or None if held.
+
+        The file is created if missing, never through a symlink. The lock is only returned once the
+        locked file is still the one at `path` (a file unlinked or replaced meanwhile is let go and
+        the path tried again), so two processes can never both hold "the" lock of `path`.
+
+        Raises:
+            IsADirectoryError: `path` is a directory.
+            FileNotFoundError: `path` is a dangling symlink (or its directory is missing).
+        """
         ...
 
     def unlock(self, fd: int) -> None:
@@ -185,10 +204,21 @@ class LocalFileHandle:
     def write_at(self, position: int, data: bytes | bytearray | memoryview) -> None:
         self._fs._before("write", self._path)
         view = memoryview(data)
-        while view:
-            written = os.pwrite(self._fd, view, position)
-            view = view[written:]
-            position += written
+        with self._naming_the_file():
+            while view:
+                written = os.pwrite(self._fd, view, position)
+                view = view[written:]
+                position += written
+
+    @contextmanager
+    def _naming_the_file(self) -> Iterator[None]:
+        """An OSError of a call on the descriptor (a full disk, EIO) names the file, as one by path does."""
+        try:
+            yield
+        except OSError as exc:
+            if exc.filename is not None:
+                raise
+            raise OSError(exc.errno, exc.strerror, str(self._path)) from exc
 
     def append(self, data: bytes | bytearray | memoryview) -> int:
         position = os.fstat(self._fd).st_size
@@ -197,11 +227,13 @@ class LocalFileHandle:
 
     def truncate(self, size: int) -> None:
         self._fs._before("truncate", self._path)
-        os.ftruncate(self._fd, size)
+        with self._naming_the_file():
+            os.ftruncate(self._fd, size)
 
     def fsync(self) -> None:
         self._fs._before("fsync", self._path)
-        os.fsync(self._fd)
+        with self._naming_the_file():
+            os.fsync(self._fd)
 
     def size(self) -> int:
         return os.fstat(self._fd).st_size
@@ -252,7 +284,12 @@ class LocalFileSystem:
     def write_atomic(self, path: Path, data: bytes, *, sync_dir: bool = True) -> None:
         path = Path(path)
         tmp = path.with_name(path.name + ".tmp")
-        self.write_file(tmp, data, fsync=True)
+        try:
+            self.write_file(tmp, data, fsync=True)
+        except OSError:  # a full disk, EIO: leave no half-written temp file behind (a crash may: recover removes it)
+            with suppress(OSError):
+                self.delete(tmp)
+            raise
         self.rename_atomic(tmp, path, sync_dir=sync_dir)
 
     def truncate(self, path: Path, size: int) -> None:
@@ -321,17 +358,48 @@ class LocalFileSystem:
         self._before("utime", path)
         os.utime(path, ns=(mtime_ms * 1_000_000, mtime_ms * 1_000_000))
 
+    def is_symlink(self, path: Path) -> bool:
+        return os.path.islink(path)
+
+    def real_path(self, path: Path) -> Path:
+        return Path(os.path.realpath(path))
+
     def try_lock(self, path: Path) -> int | None:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        try:
-            # Java's FileChannel.tryLock is an fcntl record lock on Linux: use the same namespace.
-            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            os.close(fd)
-            if exc.errno in (errno.EACCES, errno.EAGAIN):
-                return None
-            raise
-        return fd
+        while True:
+            fd = self._open_lock_file(path)
+            try:
+                # Java's FileChannel.tryLock is an fcntl record lock on Linux: use the same namespace.
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                os.close(fd)
+                if exc.errno in (errno.EACCES, errno.EAGAIN):
+                    return None
+                raise
+            locked = os.fstat(fd)
+            try:
+                current = os.stat(path)
+            except FileNotFoundError:
+                current = None
+            if current is not None and (current.st_dev, current.st_ino) == (locked.st_dev, locked.st_ino):
+                return fd
+            os.close(fd)  # we locked a file no longer at `path`: that lock guards nothing, try again
+
+    @staticmethod
+    def _open_lock_file(path: Path) -> int:
+        """Open `path` read-write as Java's FileChannel.open(CREATE, READ, WRITE), except that a missing
+        file is created only where no symlink stands (`O_EXCL` never follows one)."""
+        while True:
+            try:
+                return os.open(path, os.O_RDWR | os.O_CLOEXEC)
+            except FileNotFoundError:
+                if os.path.islink(path) and not os.path.exists(path):
+                    raise FileNotFoundError(errno.ENOENT, "dangling symbolic link", str(path)) from None
+                if os.path.lexists(path):
+                    continue  # created by another process since our open: open it
+            try:
+                return os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+            except FileExistsError:
+                continue  # another process created it (or a link) meanwhile: open what is there
 
     def unlock(self, fd: int) -> None:
         fcntl.lockf(fd, fcntl.LOCK_UN)

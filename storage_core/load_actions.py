@@ -57,6 +57,9 @@ class ActionKind(enum.StrEnum):
     DELETE_CLEAN_SHUTDOWN = "delete_clean_shutdown"  # the marker, removed before anything else (KAFKA-10471)
     WRITE_CLEAN_SHUTDOWN = "write_clean_shutdown"  # the marker, written when every partition of the dir is done
     CREATE_LOCK_FILE = "create_lock_file"  # the log dir's `.lock`, created to take the lock (as a broker does)
+    STRAY_REPLICA = "stray_replica"  # the metadata image makes the dir a stray replica (a finding)
+    RENAME_STRAY = "rename_stray"  # a stray replica's dir renamed aside to `<tp>.<uuid>-stray` (--handle-strays)
+    DELETE_STALE_TEMP = "delete_stale_temp"  # `<checkpoint or marker>.tmp` left by an interrupted write
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,8 @@ discipline (LogManager.loadLogs / shutdown, kafka-maintenance.md §2.1, §2.9):
 4. :func:`close_log_dir`: fsync the directory, write the recovery-point checkpoint (each log's end
    offset: everything is flushed), then the log-start-offset checkpoint (only logs whose start is
    above their first segment, as LogManager writes it), both atomically; finally re-create the
-   marker, but only if every partition of the dir succeeded.
+   marker, but only if every partition of the dir succeeded, with the broker epoch the old marker
+   recorded (-1 only where there was none).
 
 As in LogManager, the checkpoints list the partitions of the dir (entries of partitions no longer
 on disk are dropped); a failed partition keeps its previous entries. Unchanged checkpoint content is
@@ -26,11 +27,16 @@ from pathlib import Path
 
 from storage_core import names
 from storage_core.checkpoint import format_offset_checkpoint, read_offset_checkpoint, write_offset_checkpoint
-from storage_core.clean_shutdown import delete_clean_shutdown, read_clean_shutdown, write_clean_shutdown
-from storage_core.errors import CorruptCheckpointError
+from storage_core.clean_shutdown import (
+    UNKNOWN_BROKER_EPOCH,
+    delete_clean_shutdown,
+    read_clean_shutdown,
+    write_clean_shutdown,
+)
+from storage_core.errors import CorruptCheckpointError, InvalidNameError
 from storage_core.fs import FileSystem, default_fs
 from storage_core.load_actions import ActionKind, FileChange, LoadAction, written
-from storage_core.names import TopicPartition
+from storage_core.names import DirKind, TopicPartition
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +52,8 @@ class LogDirState:
         cleaner_offsets: the cleaner-offset checkpoint ({} if missing or unreadable).
         warnings: checkpoint files that could not be read.
         actions: what opening changed (the marker's deletion).
+        broker_epoch: the broker epoch the marker recorded (KIP-966), kept when the marker is
+            re-created; None if there was no marker or it carried no epoch.
     """
 
     path: Path
@@ -56,6 +64,7 @@ class LogDirState:
     cleaner_offsets: dict[TopicPartition, int] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     actions: tuple[LoadAction, ...] = ()
+    broker_epoch: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +113,8 @@ def open_log_dir(log_dir: Path, *, fs: FileSystem | None = None) -> LogDirState:
     log_start_offsets = _read_or_empty(log_dir / names.LOG_START_OFFSET_CHECKPOINT, warnings, fs)
     high_watermarks = _read_or_empty(log_dir / names.REPLICATION_OFFSET_CHECKPOINT, warnings, fs)
     cleaner_offsets = _read_or_empty(log_dir / names.CLEANER_OFFSET_CHECKPOINT, warnings, fs)
-    had_clean_shutdown = read_clean_shutdown(log_dir, fs=fs) is not None
+    marker = read_clean_shutdown(log_dir, fs=fs)
+    had_clean_shutdown = marker is not None
     actions = []
     if had_clean_shutdown:
         size = fs.size(log_dir / names.CLEAN_SHUTDOWN_FILE)
@@ -129,6 +139,7 @@ def open_log_dir(log_dir: Path, *, fs: FileSystem | None = None) -> LogDirState:
         cleaner_offsets,
         tuple(warnings),
         tuple(actions),
+        None if marker is None else marker.broker_epoch,
     )
 
 
@@ -175,7 +186,9 @@ def close_log_dir(
     if clean:
         path = state.path / names.CLEAN_SHUTDOWN_FILE
         existed = fs.exists(path)
-        write_clean_shutdown(state.path, fs=fs)
+        # The epoch the broker wrote stays (Kafka 3.7+ reads it at startup, KIP-966); -1 where none was.
+        epoch = UNKNOWN_BROKER_EPOCH if state.broker_epoch is None else state.broker_epoch
+        write_clean_shutdown(state.path, broker_epoch=epoch, fs=fs)
         actions.append(
             written(
                 ActionKind.WRITE_CLEAN_SHUTDOWN,
@@ -221,3 +234,78 @@ def _read_or_empty(path: Path, warnings: list[str], fs: FileSystem) -> dict[Topi
     except CorruptCheckpointError as exc:
         warnings.append(f"{path.name} unreadable, treated as empty (as Kafka does): {exc}")
         return {}
+
+
+def checkpoint_owners(dir_names: Iterable[str]) -> dict[str, TopicPartition]:
+    """The partition dirs of one log dir that own their topic-partition's checkpoint entries, by name.
+
+    A log dir's checkpoints are keyed by topic-partition only, so at most one dir may read and write
+    each entry: the live `<topic>-<partition>` dir; else a `-future` dir (a replica being moved in
+    from another log dir: Kafka checkpoints a future log in its own dir). A `-stray` or `-delete` dir
+    never owns one: Kafka loads it with the live partition's entries, so a stray's older segments
+    could be cut at the live log's start offset; here it reads none (recovery point 0, log start 0:
+    all of it is recovered and kept) and writes none, so the live partition's entries stay its own.
+
+    Args:
+        dir_names: the names of the log dir's partition dirs (names that do not parse are left out).
+    """
+    parsed = []
+    for name in dir_names:
+        try:
+            parsed.append((name, names.parse_partition_dir_name(name)))
+        except InvalidNameError:
+            continue
+    live = {p.topic_partition for _, p in parsed if p.kind is DirKind.LIVE}
+    return {
+        name: p.topic_partition
+        for name, p in parsed
+        if p.kind is DirKind.LIVE or (p.kind is DirKind.FUTURE and p.topic_partition not in live)
+    }
+
+
+STALE_TEMP_FILES = tuple(
+    name + names.TMP_SUFFIX
+    for name in (
+        names.RECOVERY_POINT_CHECKPOINT,
+        names.LOG_START_OFFSET_CHECKPOINT,
+        names.REPLICATION_OFFSET_CHECKPOINT,
+        names.CLEANER_OFFSET_CHECKPOINT,
+        names.CLEAN_SHUTDOWN_FILE,
+    )
+)
+"""Temporary files an atomic write of a log dir's checkpoint or marker leaves when interrupted before its rename."""
+PARTITION_STALE_TEMP_FILES = tuple(
+    name + names.TMP_SUFFIX for name in (names.LEADER_EPOCH_CHECKPOINT, names.PARTITION_METADATA)
+)
+"""The same, of a partition dir's own checkpoint and metadata file."""
+
+
+def remove_stale_temp_files(
+    log_dir: Path,
+    *,
+    temp_names: tuple[str, ...] = STALE_TEMP_FILES,
+    fs: FileSystem | None = None,
+) -> list[LoadAction]:
+    """Delete the temp files an interrupted write left in a directory (:data:`STALE_TEMP_FILES` of a
+    log dir, after :func:`open_log_dir`, or :data:`PARTITION_STALE_TEMP_FILES` of a partition dir, before
+    its load); one action per file. Nothing reads them (the write they belonged to never happened:
+    the file they were to replace is whole), so deleting them loses nothing. A dry run passes an
+    overlay fs.
+
+    Crash story: each is unlinked, then the directory fsynced once; a crash leaves some of them, which
+    the next recover removes.
+    """
+    fs = fs or default_fs()
+    log_dir = Path(log_dir)
+    actions = []
+    for name in temp_names:
+        path = log_dir / name
+        if not fs.exists(path) or fs.is_dir(path):
+            continue
+        size = fs.size(path)
+        fs.delete(path)
+        reason = f"left by an interrupted write of {name.removesuffix(names.TMP_SUFFIX)} (never read)"
+        actions.append(LoadAction(ActionKind.DELETE_STALE_TEMP, name, -1, size, reason, FileChange.DELETE))
+    if actions:
+        fs.fsync_dir(log_dir)
+    return actions

@@ -159,15 +159,35 @@ class PartitionDirName:
     kind: DirKind
 
 
+# Java's `\S` (regex without UNICODE_CHARACTER_CLASS): anything but the six ASCII whitespace characters.
+_JAVA_NON_SPACE = r"[^ \t\n\x0b\f\r]+"
 _SUFFIXED = {
-    kind: re.compile(r"^(\S+)-(\S+)\.(\S+)" + re.escape(kind.value) + "$")
+    kind: re.compile(rf"^({_JAVA_NON_SPACE})-({_JAVA_NON_SPACE})\.({_JAVA_NON_SPACE})" + re.escape(kind.value) + "$")
     for kind in (DirKind.DELETE, DirKind.FUTURE, DirKind.STRAY)
 }
 _INT32_MAX = 2**31 - 1
 
 
+def parse_java_decimal_int(text: str) -> int | None:
+    """`Integer.parseInt(text)` (radix 10), or None where Java throws `NumberFormatException`.
+
+    Java accepts an optional `+` or `-`, then one or more characters for which `Character.digit(c, 10)`
+    is defined: any Unicode decimal digit (category Nd) of the Basic Multilingual Plane (`parseInt`
+    reads UTF-16 units, so a digit outside it is two units and neither is a digit), e.g. `١` (Arabic-Indic
+    one) is 1. The value must fit an int32.
+    """
+    digits = text[1:] if text[:1] in ("+", "-") else text
+    if not digits or not all(c.isdecimal() and ord(c) <= 0xFFFF for c in digits):
+        return None
+    value = int(text)  # Python's int() reads every Nd digit as Java's Character.digit does
+    return value if -(2**31) <= value <= _INT32_MAX else None
+
+
 def parse_partition_dir_name(name: str) -> PartitionDirName:
     """Parse a partition directory name exactly as `LocalLog.parseTopicPartitionName` does.
+
+    The partition number is Java's `Integer.parseInt` (:func:`parse_java_decimal_int`), so
+    `orders-١` and `orders-+1` are both partition 1 of `orders`, as a broker reads them.
 
     Raises:
         InvalidNameError: the name is not a partition directory name.
@@ -186,11 +206,9 @@ def parse_partition_dir_name(name: str) -> PartitionDirName:
     topic, _, partition_text = base.rpartition("-")
     if not topic or not partition_text:
         raise InvalidNameError("not a partition directory name (expected <topic>-<partition>)", name=name)
-    if not (partition_text.isdigit() or (partition_text[0] == "-" and partition_text[1:].isdigit())):
-        raise InvalidNameError("partition number is not an integer", name=name)
-    partition = int(partition_text)
-    if not -(2**31) <= partition <= _INT32_MAX:
-        raise InvalidNameError("partition number does not fit int32", name=name)
+    partition = parse_java_decimal_int(partition_text)
+    if partition is None:
+        raise InvalidNameError("partition number is not an int32 (Java's Integer.parseInt)", name=name)
     return PartitionDirName(TopicPartition(topic, partition), kind)
 
 

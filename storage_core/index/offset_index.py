@@ -17,7 +17,7 @@ from __future__ import annotations
 import struct
 from typing import NamedTuple
 
-from storage_core.errors import CorruptIndexError, InvalidOffsetError
+from storage_core.errors import CorruptIndexError, IndexFullError, InvalidOffsetError
 from storage_core.index.sparse_index import SparseIndex
 
 
@@ -61,14 +61,17 @@ class OffsetIndex(SparseIndex):
         """Add an entry; the checks run in Kafka's order.
 
         Raises:
-            ValueError: the index is full (the segment should have rolled).
+            IndexFullError: the index is full (the segment should have rolled).
             InvalidOffsetError: `offset` is not above the last entry's.
             OffsetOverflowError: `offset` is not within int32 above the base offset.
         """
         # Recovery appends an entry per indexed batch: the checks read the last entry directly.
         entries, entry = self._entries, self.ENTRY
         if entries >= self._length // entry.size:
-            raise ValueError(f"attempt to append to a full index {self.path} ({entries} entries)")
+            raise IndexFullError(
+                f"attempt to append to a full index {self.path} ({entries} entries in segment.index.bytes "
+                f"{self.max_index_size}): the segment was written under a larger setting"
+            )
         relative = offset - self.base_offset
         if entries and relative <= (last := entry.unpack_from(self._buf, (entries - 1) * entry.size)[0]):
             raise InvalidOffsetError(

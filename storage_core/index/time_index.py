@@ -17,7 +17,7 @@ from __future__ import annotations
 import struct
 from typing import NamedTuple
 
-from storage_core.errors import CorruptIndexError, InvalidOffsetError, StorageError
+from storage_core.errors import CorruptIndexError, IndexFullError, InvalidOffsetError, StorageError
 from storage_core.index.sparse_index import SparseIndex
 
 
@@ -61,7 +61,7 @@ class TimeIndex(SparseIndex):
         """Append (timestamp, offset) if the timestamp is above the last entry's.
 
         Raises:
-            ValueError: the index is full (unless `skip_full_check`).
+            IndexFullError: the index is full (unless `skip_full_check`).
             InvalidOffsetError: `offset` is below the last entry's offset.
             StorageError: `timestamp` is below the last entry's timestamp.
             OffsetOverflowError: `offset` is not within int32 above the base offset.
@@ -69,7 +69,10 @@ class TimeIndex(SparseIndex):
         # Recovery offers an entry per indexed batch: the checks read the last entry directly.
         entries, entry = self._entries, self.ENTRY
         if not skip_full_check and entries >= self._length // entry.size - 1:  # is_full()
-            raise ValueError(f"{self.path} is full ({entries} entries)")
+            raise IndexFullError(
+                f"{self.path} is full ({entries} entries in segment.index.bytes {self.max_index_size}): "
+                "the segment was written under a larger setting"
+            )
         if entries:
             last_timestamp, last_relative = entry.unpack_from(self._buf, (entries - 1) * entry.size)
             if offset < (last_offset := self.base_offset + last_relative):

@@ -2,7 +2,7 @@
 
 `LogDirBuilder(tmp_path / "logs").partition("orders", 0, segments=3, batches_per_segment=10)`
 writes segments with Kafka-valid indexes (by recovering them once, as a broker would have them)
-and the per-log-dir checkpoints.
+and the per-log-dir checkpoints; every log dir gets a `meta.properties` (:func:`kafka_log_dir`).
 """
 
 from __future__ import annotations
@@ -13,10 +13,22 @@ from storage_core import names
 from storage_core.checkpoint import write_offset_checkpoint
 from storage_core.fs import FileSystem
 from storage_core.loader import LoadOptions, LoadResult, load_partition
+from storage_core.meta_properties import MetaProperties, write_meta_properties
 from storage_core.names import TopicPartition
 from storage_core.records.batch import Record, build_batch
 
 T0 = 1_700_000_000_000
+CLUSTER_ID = "4L6g3nShT-eMCtK--X86sw"
+
+
+def kafka_log_dir(path: Path) -> Path:
+    """`path` made a log dir a broker has used: the directory and its `meta.properties` (ZooKeeper-mode
+    v0, broker 0), without which jobs refuse it. Returns `path`."""
+    path.mkdir(parents=True, exist_ok=True)
+    meta = path / names.META_PROPERTIES
+    if not meta.exists():
+        write_meta_properties(meta, MetaProperties(0, CLUSTER_ID, broker_id=0), now_ms=T0)
+    return path
 
 
 def recover_unclean(
@@ -38,8 +50,7 @@ class LogDirBuilder:
     """Builds one log dir."""
 
     def __init__(self, path: Path) -> None:
-        self.path = path
-        path.mkdir(parents=True, exist_ok=True)
+        self.path = kafka_log_dir(path)
         self.recovery_points: dict[TopicPartition, int] = {}
 
     def partition(

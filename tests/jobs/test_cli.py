@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from jobs import cli
+from tests.builders.log_dir import kafka_log_dir
 from tests.jobs.conftest import REPO, locked_by_another_process
 
 LOGKEEPER = Path(sys.executable).parent / "logkeeper"
@@ -58,8 +59,8 @@ def test_a_typo_in_server_properties_exits_2_naming_the_key(tmp_path: Path) -> N
 
 def test_a_held_lock_exits_3_and_touches_nothing(tmp_path: Path, hold_lock: Callable[[Path], None]) -> None:
     free, held = tmp_path / "free", tmp_path / "held"
-    (free / "t-0").mkdir(parents=True)
-    held.mkdir()
+    (kafka_log_dir(free) / "t-0").mkdir()
+    kafka_log_dir(held)
     hold_lock(held)
     result = _run("recover", "--log-dirs", f"{free},{held}", "--warehouse", str(tmp_path / "wh"))
     assert result.returncode == 3
@@ -67,7 +68,7 @@ def test_a_held_lock_exits_3_and_touches_nothing(tmp_path: Path, hold_lock: Call
         f"logkeeper recover: refused: log dir {held} is locked by a live process (a running Kafka broker?): "
         "stop the broker before maintaining this directory"
     ]
-    assert [p.name for p in free.iterdir()] == ["t-0"]
+    assert sorted(p.name for p in free.iterdir()) == ["meta.properties", "t-0"]  # not even a .lock
     assert not (tmp_path / "wh").exists()
     assert not locked_by_another_process(free)
 

@@ -11,6 +11,7 @@ from jobs._args import JobArgs, UsageError, common_args, job_parser
 from jobs._driver import run_main
 from jobs._log_dirs import discover_log_dirs, locked_log_dirs
 from jobs._results import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, JobSummary, PartitionRow, new_run_id
+from tests.builders.log_dir import kafka_log_dir
 from tests.jobs.conftest import locked_by_another_process
 
 
@@ -37,7 +38,7 @@ def run(args: FakeArgs) -> JobSummary:
 @pytest.fixture
 def log_dir(tmp_path: Path) -> Path:
     for name in ("t-0", "t-1"):
-        (tmp_path / "logs" / name).mkdir(parents=True)
+        (kafka_log_dir(tmp_path / "logs") / name).mkdir()
     return tmp_path / "logs"
 
 
@@ -54,7 +55,7 @@ def test_results_and_exit_code(log_dir: Path, tmp_path: Path, capsys: pytest.Cap
 
 
 def test_all_ok_exits_0(tmp_path: Path) -> None:
-    (tmp_path / "logs" / "t-0").mkdir(parents=True)
+    (kafka_log_dir(tmp_path / "logs") / "t-0").mkdir()
     assert run_main("fake", parse, run, ["--log-dirs", str(tmp_path / "logs")]) == EXIT_OK
 
 
@@ -76,8 +77,7 @@ def test_multi_line_usage_errors_are_printed_on_one_line(capsys: pytest.CaptureF
 def test_a_live_broker_lock_refuses_with_exit_3(
     log_dir: Path, tmp_path: Path, hold_lock: Callable[[Path], None], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    held = tmp_path / "held"
-    held.mkdir()
+    held = kafka_log_dir(tmp_path / "held")
     hold_lock(held)
     result = tmp_path / "result.json"
     argv = ["--log-dirs", f"{log_dir},{held}", "--result-json", str(result)]
@@ -87,4 +87,4 @@ def test_a_live_broker_lock_refuses_with_exit_3(
     assert err.startswith(f"logkeeper fake: refused: log dir {held} is locked by a live process")
     assert not result.exists()
     assert not locked_by_another_process(log_dir)
-    assert sorted(p.name for p in log_dir.iterdir()) == ["t-0", "t-1"]
+    assert sorted(p.name for p in log_dir.iterdir()) == ["meta.properties", "t-0", "t-1"]  # not even a .lock

@@ -1,14 +1,21 @@
 from __future__ import annotations
 
+import dataclasses
 import errno
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from jobs._log_dirs import PartitionTask, discover_log_dirs, discover_partitions, locked_log_dirs
+from jobs._log_dirs import PartitionTask, close_log_dirs, discover_log_dirs, discover_partitions, locked_log_dirs
+from jobs._results import ActionRow, PartitionRow
+from storage_core import names
+from storage_core.checkpoint import read_offset_checkpoint, write_offset_checkpoint
 from storage_core.errors import LogDirLockedError
 from storage_core.fs import LocalFileSystem
+from storage_core.log_dir import open_log_dir
+from storage_core.names import TopicPartition
+from tests.builders.log_dir import kafka_log_dir
 from tests.jobs.conftest import locked_by_another_process
 
 UUID = "0123456789abcdef0123456789abcdef"
@@ -85,9 +92,7 @@ def test_an_unlistable_partition_dir_is_a_failed_row(log_dirs: list[Path]) -> No
 
 
 def test_locks_are_held_for_the_block_and_released_after(tmp_path: Path) -> None:
-    first, second = tmp_path / "d1", tmp_path / "d2"
-    first.mkdir()
-    second.mkdir()
+    first, second = kafka_log_dir(tmp_path / "d1"), kafka_log_dir(tmp_path / "d2")
     with locked_log_dirs([first, second]) as locks:
         assert [lock.log_dir for lock in locks] == [first, second]
         assert locked_by_another_process(first)
@@ -99,13 +104,35 @@ def test_locks_are_held_for_the_block_and_released_after(tmp_path: Path) -> None
 def test_a_held_lock_refuses_and_releases_the_locks_already_taken(
     tmp_path: Path, hold_lock: Callable[[Path], None]
 ) -> None:
-    free, held = tmp_path / "free", tmp_path / "held"
-    free.mkdir()
-    held.mkdir()
+    free, held = kafka_log_dir(tmp_path / "free"), kafka_log_dir(tmp_path / "held")
     hold_lock(held)
     locking = locked_log_dirs([free, held])
     with pytest.raises(LogDirLockedError) as error:
         locking.__enter__()
     assert error.value.path == held
     assert not locked_by_another_process(free)
-    assert list(free.iterdir()) == []  # nothing touched: the lock taken was released and its file removed
+    assert [p.name for p in free.iterdir()] == ["meta.properties"]  # nothing touched: locks probed before any is taken
+
+
+def test_only_the_live_dir_writes_its_partitions_checkpoint_entries(tmp_path: Path) -> None:
+    log_dir = kafka_log_dir(tmp_path / "d")
+    t0 = TopicPartition("t", 0)
+    write_offset_checkpoint(log_dir / names.RECOVERY_POINT_CHECKPOINT, {t0: 200})
+    write_offset_checkpoint(log_dir / names.LOG_START_OFFSET_CHECKPOINT, {t0: 150})
+    state = open_log_dir(log_dir)
+    live = PartitionRow(str(log_dir), "t-0", "t", 0, "ok", 0, 0, 150, 200, 100)
+    stray = PartitionRow(str(log_dir), f"t-0.{UUID}-stray", "t", 0, "ok", 0, 0, 0, 100, 0)
+    assert close_log_dirs({log_dir: state}, [live, stray], require_clean=False, offsets_unchanged=False).failures == []
+    assert read_offset_checkpoint(log_dir / names.RECOVERY_POINT_CHECKPOINT) == {t0: 200}
+    assert read_offset_checkpoint(log_dir / names.LOG_START_OFFSET_CHECKPOINT) == {t0: 150}
+    assert (log_dir / names.CLEAN_SHUTDOWN_FILE).exists()
+
+    # A dir renamed aside during the run writes nothing; a failed stray keeps the dir unclean.
+    renamed = dataclasses.replace(
+        live, actions=(ActionRow("rename_stray", "t-0", -1, 0, "stray", "rename", "t-0.x-stray"),)
+    )
+    failed_stray = dataclasses.replace(stray, status="failed")
+    state = open_log_dir(log_dir)
+    close_log_dirs({log_dir: state}, [renamed, failed_stray], require_clean=False, offsets_unchanged=False)
+    assert read_offset_checkpoint(log_dir / names.RECOVERY_POINT_CHECKPOINT) == {}
+    assert not (log_dir / names.CLEAN_SHUTDOWN_FILE).exists()

@@ -129,9 +129,41 @@ def test_strays_are_reported_renamed_with_handle_strays_and_never_maintained(spa
     renamed = {p.name.split(".")[0]: p for p in log_dir.iterdir() if p.name.endswith("-stray")}
     assert set(renamed) == {"gone-0", "moved-0"}
     assert sorted(p.name for p in renamed["moved-0"].iterdir()) == files
-    assert _rows(reported)["moved-0"]["actions"][-1]["file"] == renamed["moved-0"].name
+    rename = _rows(reported)["moved-0"]["actions"][-1]
+    assert (rename["kind"], rename["change"]) == ("rename_stray", "rename")
+    assert (rename["file"], rename["target"]) == ("moved-0", renamed["moved-0"].name)
     assert compact.main(_common(log_dir, tmp_path, "--result-json", str(tmp_path / "c.json"))) == 0
     assert _rows(tmp_path / "c.json")[renamed["gone-0"].name]["status"] == "skipped"
+
+
+@pytest.mark.spark
+def test_rename_stray_goes_through_the_fs_layer_and_its_action_says_rename(spark, tmp_path: Path) -> None:
+    log_dir, meta = _kraft_log_dir(tmp_path, topics={"accounts": {"cleanup.policy": "compact"}})
+    builder = LogDirBuilder(log_dir)
+    moved = builder.partition("moved", 0)
+    write_partition_metadata(moved / names.PARTITION_METADATA, PartitionMetadata(0, meta.topic("moved", replicas=(2,))))
+    meta.write_segment()
+    builder.checkpoints()
+    before = {p.name: p.read_bytes() for p in moved.iterdir()}
+    dry = tmp_path / "dry.json"
+    assert recover.main(_common(log_dir, tmp_path, "--handle-strays", "--dry-run", "--result-json", str(dry))) == 0
+    assert {p.name: p.read_bytes() for p in moved.iterdir()} == before  # a dry run renames nothing
+    assert not [p for p in log_dir.iterdir() if p.name.endswith("-stray")]
+    planned = _rows(dry)["moved-0"]["actions"][-1]
+    assert (planned["kind"], planned["change"], planned["file"]) == ("rename_stray", "rename", "moved-0")
+    assert planned["target"].startswith("moved-0.")
+    assert planned["target"].endswith("-stray")
+    real = tmp_path / "real.json"
+    assert recover.main(_common(log_dir, tmp_path, "--handle-strays", "--result-json", str(real))) == 0
+    (renamed,) = [p for p in log_dir.iterdir() if p.name.endswith("-stray")]
+    done = _rows(real)["moved-0"]["actions"][-1]
+    assert (done["kind"], done["change"], done["file"], done["target"]) == (
+        "rename_stray",
+        "rename",
+        "moved-0",
+        renamed.name,
+    )
+    assert {p.name: p.read_bytes() for p in renamed.iterdir()} == before
 
 
 def test_configs_shows_every_layer_of_a_kraft_broker(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -91,9 +91,9 @@ def test_keys_kafka_does_not_reconfigure_dynamically_are_not_read() -> None:
 
 
 def test_dynamic_broker_keys_beyond_topic_defaults_reach_the_broker_config() -> None:
-    image = _image(brokers={3: {"log.cleaner.dedupe.buffer.size": "1048576", "producer.id.expiration.ms": "1000"}})
+    image = _image(brokers={3: {"log.cleaner.dedupe.buffer.size": "2097152", "producer.id.expiration.ms": "1000"}})
     broker = layer_configs(parse_broker_config({}), image=image, node_id=3).broker
-    assert (broker.dedupe_buffer_size, broker.producer_id_expiration_ms) == (1_048_576, 1000)
+    assert (broker.dedupe_buffer_size, broker.producer_id_expiration_ms) == (2_097_152, 1000)
 
 
 @pytest.mark.parametrize(
