@@ -30,6 +30,7 @@ from storage_core.checkpoint import write_offset_checkpoint
 from storage_core.clean_shutdown import write_clean_shutdown
 from storage_core.loader import LoadOptions, load_partition
 from storage_core.names import TopicPartition
+from tests.builders.log_dir import kafka_log_dir
 from tests.storage_core.records.peer import peer_batch, peer_marker
 
 T0 = 1_700_000_000_000
@@ -121,6 +122,8 @@ def build_corpus(root: Path) -> list[Path]:
     unclean, clean = root / "unclean", root / "clean"
     _unclean(unclean)
     _clean(clean, root.parent / f"{root.name}-setup-quarantine")
+    for log_dir in (unclean, clean):
+        kafka_log_dir(log_dir)  # jobs refuse a dir without meta.properties
     (root / "topics.toml").write_text(
         '[topics."accounts"]\n"cleanup.policy" = "compact"\n"min.cleanable.dirty.ratio" = 0.01\n'
         '[topics."logs"]\n"retention.ms" = 86400000\n'
