@@ -26,8 +26,20 @@ from storage_core.log_dir import LogDirState, PartitionOutcome, checkpoint_owner
 from storage_core.log_dir_check import check_log_dirs
 from storage_core.names import TopicPartition
 
-_RUN_LOCKS: dict[Path, LogDirLock] = {}
-"""Locks held for a whole run (`maintain`) by :func:`holding_log_dirs`, by resolved log dir."""
+
+@dataclass(slots=True)
+class _RunHold:
+    """A log dir held for a whole run (`maintain`): its lock (None in a dry run where the dir has no
+    `.lock`), and what taking it did to `.lock`, reported by the run's first step only."""
+
+    lock: LogDirLock | None
+    existed: bool
+    not_created: bool
+    reported: bool = False
+
+
+_RUN_HOLDS: dict[Path, _RunHold] = {}
+"""Log dirs held for a whole run by :func:`holding_log_dirs`, by resolved log dir."""
 
 
 class HeldLocks(list[LogDirLock]):
@@ -36,24 +48,22 @@ class HeldLocks(list[LogDirLock]):
     def __init__(self) -> None:
         super().__init__()
         self.existed: dict[Path, bool] = {}
+        self.not_created: set[Path] = set()  # a dry run's dirs without `.lock`: the real run creates one
 
     def lock_file_actions(self, log_dir: Path, *, fs: FileSystem | None = None) -> list[LoadAction]:
         """The `.lock` file's net change (created, or deleted when the lock protocol removes it)."""
         fs = fs or default_fs()
         path = Path(log_dir) / names.LOCK_FILE
         before, after = self.existed.get(Path(log_dir), True), fs.exists(path)
+        # The `.lock` we create is empty, and is never opened here: closing any descriptor of a file
+        # drops this process's lockf locks on it (POSIX), and `maintain` still holds it.
+        created = written(ActionKind.CREATE_LOCK_FILE, path.name, b"", existed=False, reason="to take the lock")
+        if Path(log_dir) in self.not_created:
+            return [created]
         if before == after:
             return []
         if after:
-            return [
-                written(
-                    ActionKind.CREATE_LOCK_FILE,
-                    path.name,
-                    fs.read_bytes(path),
-                    existed=False,
-                    reason="to take the lock",
-                )
-            ]
+            return [created]
         return [
             LoadAction(ActionKind.CREATE_LOCK_FILE, path.name, change=FileChange.DELETE, reason="released the lock")
         ]
@@ -61,9 +71,16 @@ class HeldLocks(list[LogDirLock]):
 
 @contextmanager
 def locked_log_dirs(
-    log_dirs: Sequence[Path], *, allow_missing_meta_properties: bool = False, fs: FileSystem | None = None
+    log_dirs: Sequence[Path],
+    *,
+    allow_missing_meta_properties: bool = False,
+    dry_run: bool = False,
+    fs: FileSystem | None = None,
 ) -> Iterator[HeldLocks]:
     """Check every log dir, then hold every log dir's `.lock` for the block.
+
+    A dry run changes nothing, not even by creating a `.lock` (which, by the lock protocol, is never
+    removed again): it locks the dirs that have one and only probes the others.
 
     First :func:`storage_core.log_dir_check.check_log_dirs` (a dir a broker would refuse, or that
     leads outside itself), then a probe of every lock, so that a refusal changes nothing, not even a
@@ -76,18 +93,29 @@ def locked_log_dirs(
             nothing else was touched.
     """
     check_log_dirs(log_dirs, allow_missing_meta_properties=allow_missing_meta_properties, fs=fs)
-    held = [_RUN_LOCKS.get(Path(log_dir).resolve()) for log_dir in log_dirs]
-    for log_dir, lock in zip(log_dirs, held, strict=True):
-        if lock is None and is_log_dir_locked(log_dir, fs=fs):
+    held = [_RUN_HOLDS.get(Path(log_dir).resolve()) for log_dir in log_dirs]
+    for log_dir, run in zip(log_dirs, held, strict=True):
+        if run is None and is_log_dir_locked(log_dir, fs=fs):
             raise LogDirLockedError(log_dir)
     locks = HeldLocks()
     probe = fs or default_fs()
     with ExitStack() as releases:  # every lock taken is released, even if releasing another one fails
-        for log_dir, lock in zip(log_dirs, held, strict=True):
-            if lock is not None:  # held for the whole run (`maintain`): taken, and reported, once
-                locks.append(lock)
+        for log_dir, run in zip(log_dirs, held, strict=True):
+            if run is not None:  # held for the whole run (`maintain`): taken once, reported by one step
+                if run.lock is not None:
+                    locks.append(run.lock)
+                if run.reported:
+                    locks.existed[Path(log_dir)] = probe.exists(Path(log_dir) / names.LOCK_FILE)
+                else:
+                    locks.existed[Path(log_dir)] = run.existed
+                    if run.not_created:
+                        locks.not_created.add(Path(log_dir))
+                    run.reported = True
                 continue
             locks.existed[Path(log_dir)] = probe.exists(Path(log_dir) / names.LOCK_FILE)
+            if dry_run and not locks.existed[Path(log_dir)]:
+                locks.not_created.add(Path(log_dir))
+                continue  # nobody holds a lock that has no file (probed above); creating one is a change
             locks.append(acquire_log_dir_lock(log_dir, fs=fs))
             releases.callback(locks[-1].release)
         yield locks
@@ -95,19 +123,28 @@ def locked_log_dirs(
 
 @contextmanager
 def holding_log_dirs(
-    log_dirs: Sequence[Path], *, allow_missing_meta_properties: bool = False, fs: FileSystem | None = None
+    log_dirs: Sequence[Path],
+    *,
+    allow_missing_meta_properties: bool = False,
+    dry_run: bool = False,
+    fs: FileSystem | None = None,
 ) -> Iterator[HeldLocks]:
     """:func:`locked_log_dirs` for a run of several jobs (`maintain`): the jobs' own
     `locked_log_dirs` inside the block reuse these locks, so no other process can take a log dir
     between two steps."""
-    with locked_log_dirs(log_dirs, allow_missing_meta_properties=allow_missing_meta_properties, fs=fs) as locks:
-        for lock in locks:
-            _RUN_LOCKS[Path(lock.log_dir).resolve()] = lock
+    with locked_log_dirs(
+        log_dirs, allow_missing_meta_properties=allow_missing_meta_properties, dry_run=dry_run, fs=fs
+    ) as locks:
+        by_dir = {Path(lock.log_dir).resolve(): lock for lock in locks}
+        for log_dir in map(Path, log_dirs):
+            resolved = log_dir.resolve()
+            existed = locks.existed.get(log_dir, True)
+            _RUN_HOLDS[resolved] = _RunHold(by_dir.get(resolved), existed, log_dir in locks.not_created)
         try:
             yield locks
         finally:
-            for lock in locks:
-                _RUN_LOCKS.pop(Path(lock.log_dir).resolve(), None)
+            for log_dir in log_dirs:
+                _RUN_HOLDS.pop(Path(log_dir).resolve(), None)
 
 
 @dataclass(frozen=True, slots=True)

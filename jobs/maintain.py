@@ -85,7 +85,9 @@ def _steps(argv: list[str]) -> int:
     common = parsed[0][2].common
     try:
         # One hold of every log dir's lock for all the steps: no process can take a dir between two.
-        with holding_log_dirs(common.log_dirs, allow_missing_meta_properties=common.allow_missing_meta_properties):
+        with holding_log_dirs(
+            common.log_dirs, allow_missing_meta_properties=common.allow_missing_meta_properties, dry_run=common.dry_run
+        ):
             return _run_steps(parsed)
     except RUN_ERRORS as exc:  # refused before anything changed, or the driver's own I/O failed
         return report_run_error("maintain", exc)

@@ -83,7 +83,11 @@ def rebuild_partition(task: RebuildTask) -> PartitionRow:
 
 def run(args: RebuildArgs) -> JobSummary:
     common = args.common
-    with locked_log_dirs(common.log_dirs, allow_missing_meta_properties=common.allow_missing_meta_properties) as locks:
+    with locked_log_dirs(
+        common.log_dirs,
+        allow_missing_meta_properties=common.allow_missing_meta_properties,
+        dry_run=common.dry_run or args.verify_only,
+    ) as locks:
         found, rows = discover_log_dirs(common.log_dirs)
         tasks = []
         for rank, part in enumerate(found, start=1):

@@ -142,7 +142,9 @@ def run(args: RecoverArgs) -> JobSummary:
     view = common.cluster
     with (
         job_fs(common.dry_run, common.dry_run_state) as fs,
-        locked_log_dirs(common.log_dirs, allow_missing_meta_properties=common.allow_missing_meta_properties) as locks,
+        locked_log_dirs(
+            common.log_dirs, allow_missing_meta_properties=common.allow_missing_meta_properties, dry_run=common.dry_run
+        ) as locks,
     ):
         found, skipped = discover_log_dirs(common.log_dirs)
         # Everything that may refuse (a bad topic config in the metadata log) before anything changes.

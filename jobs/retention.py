@@ -124,7 +124,9 @@ def run(args: RetentionArgs) -> JobSummary:
     common = args.common
     with (
         job_fs(common.dry_run, common.dry_run_state) as fs,
-        locked_log_dirs(common.log_dirs, allow_missing_meta_properties=common.allow_missing_meta_properties) as locks,
+        locked_log_dirs(
+            common.log_dirs, allow_missing_meta_properties=common.allow_missing_meta_properties, dry_run=common.dry_run
+        ) as locks,
     ):
         found, rows = discover_log_dirs(common.log_dirs)
         keys = checkpoint_keys(found)  # live and -future dirs read their own dir's entries, as in cleanupLogs

@@ -75,7 +75,9 @@ def run(args: StatsArgs) -> JobSummary:
     run_ts_ms = common.now_ms
     with (
         job_fs(common.dry_run, common.dry_run_state) as fs,
-        locked_log_dirs(common.log_dirs, allow_missing_meta_properties=common.allow_missing_meta_properties) as locks,
+        locked_log_dirs(
+            common.log_dirs, allow_missing_meta_properties=common.allow_missing_meta_properties, dry_run=common.dry_run
+        ) as locks,
     ):
         states = {log_dir: open_log_dir(log_dir, fs=fs) for log_dir in common.log_dirs}
         found, rows = discover_log_dirs(common.log_dirs)

@@ -11,8 +11,11 @@ and raises :class:`InvalidLogDirError` naming the first offending path:
   (`__cluster_metadata-<n>`), which LogManager skips. Hidden names are not special: a broker fails
   on `lost+found` or `.Trash-1000` too;
 * **two dirs of one partition**: two live dirs (or two `-future` dirs) of one topic-partition, in
-  one log dir or across the run's log dirs, as LogManager's "Duplicate log directories" refusal;
-  `orders-1` and `orders-١` are the same partition to Java's `Integer.parseInt`;
+  one log dir or across the log dirs of one broker, as LogManager's "Duplicate log directories"
+  refusal; `orders-1` and `orders-١` are the same partition to Java's `Integer.parseInt`. A broker
+  is told by its `meta.properties` (cluster.id and node.id/broker.id): a fleet run may hold several
+  brokers' log dirs, and two brokers hold replicas of one partition by design. Log dirs without a
+  broker identity count as one broker (the strict reading);
 * **no `meta.properties`** (unless allowed: a broker of a ZooKeeper cluster before 2.x may not have
   one), or one that does not parse;
 * **a topic Kafka cannot create** (`Topic.validate`: `[a-zA-Z0-9._-]`, at most 249 characters), in
@@ -53,6 +56,7 @@ class PartitionDirEntry:
     log_dir: Path
     name: str
     parsed: PartitionDirName
+    broker: tuple[str | None, int | None] = (None, None)
 
 
 def check_log_dirs(
@@ -73,7 +77,7 @@ def check_log_dirs(
 
 def _check_log_dir(log_dir: Path, allow_missing_meta_properties: bool, fs: FileSystem) -> list[PartitionDirEntry]:
     check_lock_file(log_dir, fs=fs)
-    _check_meta_properties(log_dir, allow_missing_meta_properties, fs)
+    broker = _check_meta_properties(log_dir, allow_missing_meta_properties, fs)
     real_log_dir = fs.real_path(log_dir)
     found = []
     for name in fs.list_dir(log_dir):
@@ -101,15 +105,17 @@ def _check_log_dir(log_dir: Path, allow_missing_meta_properties: bool, fs: FileS
             )
         _check_topic_name(path, parsed)
         _check_partition_files(path, fs)
-        found.append(PartitionDirEntry(log_dir, name, parsed))
+        found.append(PartitionDirEntry(log_dir, name, parsed, broker))
     return found
 
 
-def _check_meta_properties(log_dir: Path, allowed_missing: bool, fs: FileSystem) -> None:
+def _check_meta_properties(log_dir: Path, allowed_missing: bool, fs: FileSystem) -> tuple[str | None, int | None]:
+    """Refuse a missing (unless allowed), outside-linked or unparsable `meta.properties`; return the
+    broker it names, (cluster.id, node.id or broker.id), or (None, None) where it names none."""
     path = log_dir / names.META_PROPERTIES
     if not fs.exists(path):
         if allowed_missing:
-            return
+            return (None, None)
         raise InvalidLogDirError(
             f"no {names.META_PROPERTIES}: not a Kafka log dir (a broker writes one when it formats or first uses "
             f"a log dir); if this is the log dir of an old ZooKeeper-mode broker that never wrote one, pass "
@@ -123,9 +129,11 @@ def _check_meta_properties(log_dir: Path, allowed_missing: bool, fs: FileSystem)
             path=path,
         )
     try:
-        read_meta_properties(path, fs=fs)
+        meta = read_meta_properties(path, fs=fs)
     except CorruptCheckpointError as exc:
         raise InvalidLogDirError(f"a broker would refuse this log dir: {exc}", path=path) from None
+    node = meta.node_id if meta.node_id is not None else meta.broker_id
+    return (meta.cluster_id, node) if node is not None else (None, None)
 
 
 def _parse(path: Path) -> PartitionDirName:
@@ -166,12 +174,13 @@ def _check_partition_files(partition_dir: Path, fs: FileSystem) -> None:
 
 
 def _refuse_duplicates(entries: Sequence[PartitionDirEntry]) -> None:
-    """Two live (or two future) dirs of one partition: LogManager.loadLog's "Duplicate log directories"."""
-    seen: dict[tuple[names.TopicPartition, DirKind], PartitionDirEntry] = {}
+    """Two live (or two future) dirs of one partition on one broker: LogManager.loadLog's "Duplicate
+    log directories"."""
+    seen: dict[tuple[tuple[str | None, int | None], names.TopicPartition, DirKind], PartitionDirEntry] = {}
     for entry in entries:
         if entry.parsed.kind not in (DirKind.LIVE, DirKind.FUTURE):
             continue  # any number of -delete and -stray dirs may coexist
-        key = (entry.parsed.topic_partition, entry.parsed.kind)
+        key = (entry.broker, entry.parsed.topic_partition, entry.parsed.kind)
         previous = seen.setdefault(key, entry)
         if previous is not entry:
             raise InvalidLogDirError(

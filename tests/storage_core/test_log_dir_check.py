@@ -12,8 +12,9 @@ from storage_core.errors import InvalidLogDirError, InvalidNameError
 from storage_core.fs import LocalFileSystem
 from storage_core.log_dir import checkpoint_owners
 from storage_core.log_dir_check import check_log_dirs
+from storage_core.meta_properties import MetaProperties, write_meta_properties
 from storage_core.names import DirKind, TopicPartition
-from tests.builders.log_dir import LogDirBuilder, kafka_log_dir
+from tests.builders.log_dir import CLUSTER_ID, LogDirBuilder, kafka_log_dir
 
 FS = LocalFileSystem()
 UUID = "0123456789abcdef0123456789abcdef"
@@ -112,6 +113,20 @@ def test_duplicates_across_log_dirs_and_futures_are_refused(tmp_path: Path) -> N
     (first / "orders-0.00000000000000000000000000000001-future").mkdir()
     with pytest.raises(InvalidLogDirError, match="future replica"):
         check_log_dirs([first, second], fs=FS)
+
+
+def test_two_brokers_may_each_hold_a_replica_of_one_partition(tmp_path: Path) -> None:
+    """A fleet run holds several brokers' log dirs; duplicates are a broker's, told by meta.properties."""
+    first, second = kafka_log_dir(tmp_path / "b0"), tmp_path / "b1"
+    second.mkdir()
+    write_meta_properties(second / names.META_PROPERTIES, MetaProperties(0, CLUSTER_ID, broker_id=1), now_ms=0)
+    (first / "orders-0").mkdir()
+    (second / "orders-0").mkdir()
+    assert len(check_log_dirs([first, second], fs=FS)) == 2
+    third = kafka_log_dir(tmp_path / "b0-second-disk")  # broker 0 again
+    (third / "orders-٠").mkdir()
+    with pytest.raises(InvalidLogDirError, match="duplicate log directories for orders-0"):
+        check_log_dirs([first, second, third], fs=FS)
 
 
 def test_skipped_names_are_the_ones_log_manager_skips(tmp_path: Path) -> None:
