@@ -15,6 +15,7 @@ from storage_core import names
 from storage_core.clean_shutdown import read_clean_shutdown
 from storage_core.quarantine import log_dir_id
 from tests.builders.interop_corpus import NOW, build_corpus
+from tests.builders.log_dir import kafka_log_dir
 from tests.jobs.conftest import MASTER
 from tests.storage_core.records.peer import peer_batch, peer_read
 
@@ -25,8 +26,8 @@ T0 = 1_700_000_000_000
 @pytest.fixture
 def flipped(tmp_path: Path) -> Path:
     """A log dir whose one partition has a bit flipped in the base offset of batch 8 of 15 (8 -> 12)."""
-    part = tmp_path / "logs" / "t-0"
-    part.mkdir(parents=True)
+    part = kafka_log_dir(tmp_path / "logs") / "t-0"
+    part.mkdir()
     batches = [peer_batch([(0, T0 + o, b"k%d" % o, b"v" * 40, [])], codec=0, base_offset=o) for o in range(15)]
     damaged = bytearray(batches[8])
     struct.pack_into(">q", damaged, 0, 12)
