@@ -54,12 +54,14 @@ class HeldLocks(list[LogDirLock]):
         """The `.lock` file's net change (created, or deleted when the lock protocol removes it)."""
         fs = fs or default_fs()
         path = Path(log_dir) / names.LOCK_FILE
-        before, after = self.existed.get(Path(log_dir), True), fs.exists(path)
+        before, after = self.existed.get(Path(log_dir)), fs.exists(path)
         # The `.lock` we create is empty, and is never opened here: closing any descriptor of a file
         # drops this process's lockf locks on it (POSIX), and `maintain` still holds it.
         created = written(ActionKind.CREATE_LOCK_FILE, path.name, b"", existed=False, reason="to take the lock")
         if Path(log_dir) in self.not_created:
             return [created]
+        if Path(log_dir) not in self.existed:
+            return []  # held for the whole run: reported by the run's first step
         if before == after:
             return []
         if after:
@@ -104,9 +106,7 @@ def locked_log_dirs(
             if run is not None:  # held for the whole run (`maintain`): taken once, reported by one step
                 if run.lock is not None:
                     locks.append(run.lock)
-                if run.reported:
-                    locks.existed[Path(log_dir)] = probe.exists(Path(log_dir) / names.LOCK_FILE)
-                else:
+                if not run.reported:
                     locks.existed[Path(log_dir)] = run.existed
                     if run.not_created:
                         locks.not_created.add(Path(log_dir))
