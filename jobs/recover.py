@@ -53,7 +53,7 @@ from storage_core.config_layers import ConfigValue
 from storage_core.fs import FileSystem
 from storage_core.load_actions import ActionKind, FileChange, LoadAction
 from storage_core.loader import LoadOptions, load_partition
-from storage_core.log_dir import PARTITION_STALE_TEMP_FILES, open_log_dir, remove_stale_temp_files
+from storage_core.log_dir import open_log_dir, partition_stale_temp_files, remove_stale_temp_files
 from storage_core.names import TopicPartition
 from storage_core.topology import rename_stray
 
@@ -117,7 +117,9 @@ def recover_partition(task: RecoverTask) -> PartitionRow:
     def load(started: float) -> PartitionRow:
         dir_path = Path(part.log_dir) / part.dir_name
         with job_fs(task.options.dry_run, task.dry_run_state, str(dir_path)) as fs:
-            temps = remove_stale_temp_files(dir_path, temp_names=PARTITION_STALE_TEMP_FILES, fs=fs)
+            temps = remove_stale_temp_files(
+                dir_path, temp_names=partition_stale_temp_files(fs.list_dir(dir_path)), fs=fs
+            )
             result = load_partition(dir_path, task.options, fs=fs)
             stray = _stray_action(task, dir_path, fs)  # Kafka loads a stray log, then renames it
         return partition_row(

@@ -280,6 +280,12 @@ PARTITION_STALE_TEMP_FILES = tuple(
 """The same, of a partition dir's own checkpoint and metadata file."""
 
 
+def partition_stale_temp_files(file_names: Iterable[str]) -> tuple[str, ...]:
+    """The temp files among a partition dir's `file_names` that an interrupted atomic write left: those of
+    :data:`PARTITION_STALE_TEMP_FILES` and `<offset>.<index or snapshot suffix>.tmp`, sorted."""
+    return tuple(sorted(n for n in file_names if n in PARTITION_STALE_TEMP_FILES or names.is_segment_temp_file_name(n)))
+
+
 def remove_stale_temp_files(
     log_dir: Path,
     *,
@@ -287,7 +293,7 @@ def remove_stale_temp_files(
     fs: FileSystem | None = None,
 ) -> list[LoadAction]:
     """Delete the temp files an interrupted write left in a directory (:data:`STALE_TEMP_FILES` of a
-    log dir, after :func:`open_log_dir`, or :data:`PARTITION_STALE_TEMP_FILES` of a partition dir, before
+    log dir, after :func:`open_log_dir`, or :func:`partition_stale_temp_files` of a partition dir, before
     its load); one action per file. Nothing reads them (the write they belonged to never happened:
     the file they were to replace is whole), so deleting them loses nothing. A dry run passes an
     overlay fs.

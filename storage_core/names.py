@@ -112,6 +112,15 @@ _SEGMENT_NAME = re.compile(
 )
 
 
+def is_segment_temp_file_name(name: str) -> bool:
+    """True for `<20 digits>.<index or snapshot suffix>.tmp`: an atomic write of an index or a producer
+    snapshot that was interrupted before its rename (segments themselves are never written that way)."""
+    return _SEGMENT_TEMP_NAME.fullmatch(name) is not None
+
+
+_SEGMENT_TEMP_NAME = re.compile(rf"\d{{{OFFSET_DIGITS}}}(\.index|\.timeindex|\.txnindex|\.snapshot)\{TMP_SUFFIX}")
+
+
 _KRAFT_SNAPSHOT_NAME = re.compile(rf"(\d{{{OFFSET_DIGITS}}})-(\d{{10}})\{KRAFT_SNAPSHOT_SUFFIX}")
 
 

@@ -400,6 +400,9 @@ def test_recover_removes_and_reports_stale_temp_files(spark, log_dir: Path, tmp_
     (log_dir / "recovery-point-offset-checkpoint.tmp").write_bytes(b"0\n1\nt 0 5")  # torn by a crash
     (log_dir / ".kafka_cleanshutdown.tmp").write_bytes(b"")
     (log_dir / "t-0" / "leader-epoch-checkpoint.tmp").write_bytes(b"0\n1\n")
+    segment_temps = ["00000000000000000000.index.tmp", "00000000000000000003.snapshot.tmp"]
+    for name in segment_temps:  # an index rebuild and a snapshot write interrupted before their renames
+        (log_dir / "t-0" / name).write_bytes(b"\0" * 12)
     result = tmp_path / "result.json"
     dry = tmp_path / "dry.json"
     argv = ["--log-dirs", str(log_dir), "--master", MASTER]
@@ -414,10 +417,11 @@ def test_recover_removes_and_reports_stale_temp_files(spark, log_dir: Path, tmp_
             ("delete_stale_temp", ".kafka_cleanshutdown.tmp", "delete"),
         }
         (partition,) = [p for p in json.loads(report.read_text())["partitions"] if p["dir_name"] == "t-0"]
-        assert ("delete_stale_temp", "leader-epoch-checkpoint.tmp") in {
+        assert {("delete_stale_temp", name) for name in ["leader-epoch-checkpoint.tmp", *segment_temps]} <= {
             (a["kind"], a["file"]) for a in partition["actions"]
         }
     assert not (log_dir / "t-0" / "leader-epoch-checkpoint.tmp").exists()
+    assert not any((log_dir / "t-0" / name).exists() for name in segment_temps)
     assert not (log_dir / "recovery-point-offset-checkpoint.tmp").exists()
     assert not (log_dir / ".kafka_cleanshutdown.tmp").exists()
     assert read_clean_shutdown(log_dir) is not None

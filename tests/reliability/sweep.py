@@ -1,6 +1,7 @@
 """The job-wide crash sweep: stop a whole Spark job at each of its file operations, then run it again.
 
-    python -m tests.reliability.sweep --job recover --mode crash|power-loss [--stride K] --out report.json [--work DIR]
+    python -m tests.reliability.sweep --job recover --mode crash|power-loss [--stride K] [--shard I/N]
+        --out report.json [--work DIR]
 
 One process, one local Spark session with one task slot (`local[1]`: tasks run one at a time, in
 partition order, so a run's operations come in the same order every time), and one job-wide fault
@@ -13,7 +14,8 @@ the driver and every Python worker count the same operations. For the job:
    retention leaves at the log end when it deleted every segment, as Kafka's load does too) and
    record the end state (the log dirs and the quarantine);
 2. for n in the plan (every driver operation unless `--stride-only`, n = 1, 1 + K, 1 + 2K, ..., and
-   the last operation; K = 1 sweeps them all): build the corpus again, run the job with a
+   the last operation; K = 1 sweeps them all; with `--shard I/N` only every N-th of those points from
+   the I-th on, so that N processes share a plan): build the corpus again, run the job with a
    crash planned at operation n (in power-loss mode, then revert what was not durable), check that
    the crash happened at operation n and that it is the n-th operation of the counted run (same
    operation, same file), then do what an operator does after a crash, uninterrupted and with the
@@ -82,17 +84,13 @@ def _normal_path(path: str, root: Path) -> str:
 
 
 def _state(root: Path) -> dict[str, str]:
-    """Every file of the corpus's log dirs and of the quarantine: relative path -> sha256.
-
-    Not the `<name>.tmp` a crash inside an atomic write leaves (a checkpoint, a snapshot, an index):
-    nothing reads it, the next write of that file replaces it, and removing stale ones is recover's
-    job in the boundaries part of issue 14, not this sweep's.
-    """
+    """Every file of the corpus's log dirs and of the quarantine: relative path -> sha256 (a `<name>.tmp`
+    that a crash inside an atomic write left counts too: recover removes it, so none may remain)."""
     quarantine = root.parent / "warehouse" / "quarantine"
     out = {}
     for base, prefix in ((root, "logs"), (quarantine, "quarantine")):
         for path in sorted(base.rglob("*")) if base.exists() else []:
-            if path.is_file() and path.name != "topics.toml" and not path.name.endswith(".tmp"):
+            if path.is_file() and path.name != "topics.toml":
                 name = _normal_path(f"{prefix}/{path.relative_to(base)}", root)
                 out[name] = hashlib.sha256(path.read_bytes()).hexdigest()
     return out
@@ -149,7 +147,14 @@ def _wait_for_idle_executors(timeout_s: float = 120.0) -> None:
 
 
 def sweep(
-    job: str, mode: str, stride: int, work: Path, log: Callable[[str], None], *, every_driver_operation: bool = True
+    job: str,
+    mode: str,
+    stride: int,
+    work: Path,
+    log: Callable[[str], None],
+    *,
+    every_driver_operation: bool = True,
+    shard: tuple[int, int] = (1, 1),
 ) -> dict[str, object]:
     control = SharedFaultControl(Path(os.environ[FAULT_DIR_ENV]))
     reference = work / "reference" / "corpus"
@@ -164,7 +169,7 @@ def sweep(
         _run(then, reference)
     expected = _state(reference)
     points = sorted({*(driver_points if every_driver_operation else []), *range(1, len(operations) + 1, stride)})
-    points = sorted({*points, len(operations)})
+    points = sorted({*points, len(operations)})[shard[0] - 1 :: shard[1]]
     log(f"{job} {mode}: {len(operations)} operations in {time.monotonic() - started:.1f}s; sweeping {len(points)}")
     reached: list[int] = []
     mismatches: list[str] = []
@@ -215,6 +220,13 @@ def sweep(
     }
 
 
+def _shard(text: str) -> tuple[int, int]:
+    index, _, count = text.partition("/")
+    if not (index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count)):
+        raise argparse.ArgumentTypeError(f"expected I/N with 1 <= I <= N, got {text!r}")
+    return int(index), int(count)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="sweep")
     parser.add_argument("--job", required=True, choices=["recover", "retention", "compact", "maintain"])
@@ -223,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--work", type=Path, help="scratch directory (default: a new temporary one)")
     parser.add_argument("--stride-only", action="store_true", help="not every driver operation, only the stride")
+    parser.add_argument("--shard", type=_shard, default=(1, 1), help="I/N: the I-th of N processes sharing the plan")
     args = parser.parse_args(argv)
     work = args.work or Path(tempfile.mkdtemp(prefix=f"sweep-{args.job}-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -237,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
         work,
         lambda line: print(line, file=sys.stderr, flush=True),
         every_driver_operation=not args.stride_only,
+        shard=args.shard,
     )
     args.out.write_text(json.dumps(report, indent=2) + "\n")
     return 0

@@ -13,7 +13,8 @@ Two plans (measured times in tests/RELIABILITY.md):
   of recover, retention and compact (the lock, the clean-shutdown marker, the checkpoints: the
   operations the per-instance count of old never reached);
 - full (`-m full_sweep`, its own CI step `.ci/full-sweep`, bounded in time there): every operation
-  of every job in both modes, and the test asserts that the sweep reached each one.
+  of every job in both modes, and the test asserts that the sweep reached each one; the plan is shared
+  by `LOGKEEPER_SWEEP_SHARDS` processes (default: one per CPU), each with its own Spark session.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -34,16 +36,36 @@ MODES = pytest.mark.parametrize("mode", ["crash", "power-loss"])
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 
-def _sweep(work: Path, job: str, mode: str, *, stride: int, stride_only: bool, timeout_s: int) -> dict:
-    """Run the sweep in its own process; its report, after the checks every plan shares."""
-    report_path = work / "report.json"
+def _sweep(work: Path, job: str, mode: str, *, stride: int, stride_only: bool, timeout_s: int, shards: int = 1) -> dict:
+    """Run the sweep in `shards` processes at once, each with its share of the plan; their merged report,
+    after the checks every plan shares."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)}
     env.pop("LOGKEEPER_FAULT_DIR", None)
     command = [sys.executable, "-m", "tests.reliability.sweep", "--job", job, "--mode", mode, "--stride", str(stride)]
-    command += ["--out", str(report_path), "--work", str(work / "work")] + (["--stride-only"] if stride_only else [])
-    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout_s)
-    assert done.returncode == 0, done.stderr[-3000:]
-    report = json.loads(report_path.read_text())
+    command += ["--stride-only"] if stride_only else []
+    running = []
+    for index in range(1, shards + 1):
+        out, log = work / f"report-{index}.json", work / f"sweep-{index}.log"
+        shard = ["--shard", f"{index}/{shards}", "--out", str(out), "--work", str(work / f"work-{index}")]
+        with log.open("w") as sink:
+            process = subprocess.Popen(command + shard, cwd=REPO, env=env, stdout=sink, stderr=subprocess.STDOUT)
+        running.append((process, out, log))
+    deadline = time.monotonic() + timeout_s
+    try:
+        for process, _, log in running:
+            assert process.wait(timeout=max(1.0, deadline - time.monotonic())) == 0, log.read_text()[-3000:]
+    finally:
+        for process, _, _ in running:
+            process.kill()
+            process.wait()
+    parts = [json.loads(out.read_text()) for _, out, _ in running]
+    report = {**parts[0], "planned": [], "reached": [], "mismatches": []}
+    for part in parts:
+        assert (part["operations"], part["driver_points"]) == (report["operations"], report["driver_points"])
+        for key in ("planned", "reached", "mismatches"):
+            report[key] = report[key] + part[key]
+    report["planned"], report["reached"] = sorted(report["planned"]), sorted(report["reached"])
+    report["seconds"] = max(part["seconds"] for part in parts)
     assert report["mismatches"] == []
     assert report["reached"] == report["planned"]
     assert report["driver_operations"] > 0
@@ -68,6 +90,7 @@ def test_the_sampled_sweep_reaches_every_planned_operation_and_every_rerun_ends_
 @MODES
 @JOBS
 def test_the_full_sweep_reaches_every_operation_of_an_uninterrupted_run(tmp_path: Path, job: str, mode: str) -> None:
-    report = _sweep(tmp_path, job, mode, stride=1, stride_only=True, timeout_s=4 * 3600)
+    shards = int(os.environ.get("LOGKEEPER_SWEEP_SHARDS", os.cpu_count() or 1))
+    report = _sweep(tmp_path, job, mode, stride=1, stride_only=True, timeout_s=4 * 3600, shards=shards)
     assert report["reached"] == list(range(1, report["operations"] + 1))
-    print(f"{job} {mode}: {report['operations']} operations, all reached, in {report['seconds']} s")
+    print(f"{job} {mode}: {report['operations']} operations, all reached, in {report['seconds']} s ({shards} shards)")
