@@ -15,6 +15,7 @@ Only the standard library is imported here, so DAG files stay cheap to parse.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from pathlib import Path
 
@@ -36,3 +37,10 @@ def submit(job: str, *args: str) -> str:
     topics = ["--topic-config", topic_config] if topic_config else []
     command = [str(home() / "spark-submit.sh"), *spark, job, "--warehouse", warehouse, *topics, *args]
     return " ".join(shlex.quote(part) for part in command)
+
+
+def job_run_id(airflow_run_id: str, map_index: int = -1) -> str:
+    """logkeeper's `--run-id` for a task: Airflow's run id in the characters logkeeper accepts, plus the
+    map index of a mapped task (each log dir's task writes its own rows)."""
+    base = re.sub(r"[^A-Za-z0-9._-]", "_", airflow_run_id).strip("._-") or "airflow"
+    return (base if map_index < 0 else f"{base}.{map_index}")[:128]

@@ -1,7 +1,9 @@
-"""Hourly segment statistics of every Kafka log dir into the Delta table `segment_stats`.
+"""Hourly segment statistics of every Kafka log dir into the Delta table `segment_stats`, beside live brokers.
 
-Reads only (the stats job takes each log dir's `.lock` while it reads, so run it on stopped brokers'
-dirs or on copies); rows of a retried run replace those of the same run id.
+`logkeeper stats` only reads: it takes no `.lock`, so it runs while the brokers do and never
+collides with the nightly maintenance. Segments are read as a consumer reads them; each row says
+whether its partition was read as one consistent snapshot. The task passes Airflow's run id as
+`--run-id`, so a retried run replaces its own rows instead of duplicating them.
 """
 
 from __future__ import annotations
@@ -20,10 +22,10 @@ from airflow.sdk import dag, task
 )
 def logkeeper_stats_hourly() -> None:
     @task.bash
-    def segment_stats() -> str:
-        from _logkeeper import log_dirs, submit
+    def segment_stats(run_id: str | None = None) -> str:
+        from _logkeeper import job_run_id, log_dirs, submit
 
-        return submit("stats", "--log-dirs", ",".join(log_dirs()))
+        return submit("stats", "--log-dirs", ",".join(log_dirs()), "--run-id", job_run_id(run_id or ""))
 
     segment_stats()
 

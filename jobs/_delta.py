@@ -16,6 +16,7 @@ from pyarrow import fs as pafs
 
 SEGMENT_STATS = "segment_stats"
 MAINTENANCE_LOG = "maintenance_log"
+SCRUB_FINDINGS = "scrub_findings"
 
 
 def table_exists(path: Path) -> bool:

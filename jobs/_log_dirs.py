@@ -77,12 +77,15 @@ def locked_log_dirs(
     *,
     allow_missing_meta_properties: bool = False,
     dry_run: bool = False,
+    read_only: bool = False,
     fs: FileSystem | None = None,
 ) -> Iterator[HeldLocks]:
     """Check every log dir, then hold every log dir's `.lock` for the block.
 
-    A dry run changes nothing, not even by creating a `.lock` (which, by the lock protocol, is never
-    removed again): it locks the dirs that have one and only probes the others.
+    A run that changes nothing in a log dir takes no lock and refuses none, so it runs beside a live
+    broker (issue 17): a `read_only` job (stats, `rebuild-indexes --verify-only`) and the plan of a
+    `dry_run`, which reports the `.lock` its real run would create (never removed again, by the lock
+    protocol) and creates none. Both still get the log-dir checks.
 
     First :func:`storage_core.log_dir_check.check_log_dirs` (a dir a broker would refuse, or that
     leads outside itself), then a probe of every lock, so that a refusal changes nothing, not even a
@@ -96,6 +99,19 @@ def locked_log_dirs(
     """
     check_log_dirs(log_dirs, allow_missing_meta_properties=allow_missing_meta_properties, fs=fs)
     held = [_RUN_HOLDS.get(Path(log_dir).resolve()) for log_dir in log_dirs]
+    if read_only or dry_run:
+        locks = HeldLocks()
+        for log_dir, run in zip(log_dirs, held, strict=True):
+            if read_only:
+                continue  # its real run creates no `.lock` either
+            if run is not None:  # a dry `maintain`: its first step reports the `.lock` the run would create
+                if not run.reported and run.not_created:
+                    locks.not_created.add(Path(log_dir))
+                run.reported = True
+            elif not (fs or default_fs()).exists(Path(log_dir) / names.LOCK_FILE):
+                locks.not_created.add(Path(log_dir))
+        yield locks
+        return
     for log_dir, run in zip(log_dirs, held, strict=True):
         if run is None and is_log_dir_locked(log_dir, fs=fs):
             raise LogDirLockedError(log_dir)
@@ -113,9 +129,6 @@ def locked_log_dirs(
                     run.reported = True
                 continue
             locks.existed[Path(log_dir)] = probe.exists(Path(log_dir) / names.LOCK_FILE)
-            if dry_run and not locks.existed[Path(log_dir)]:
-                locks.not_created.add(Path(log_dir))
-                continue  # nobody holds a lock that has no file (probed above); creating one is a change
             locks.append(acquire_log_dir_lock(log_dir, fs=fs))
             releases.callback(locks[-1].release)
         yield locks
@@ -174,7 +187,13 @@ def _name_error_row(log_dir: Path, name: str, exc: Exception) -> PartitionRow:
 
 
 def _dir_size(path: Path, fs: FileSystem) -> int:
-    return sum(fs.size(path / name) for name in fs.list_dir(path) if not fs.is_dir(path / name))
+    total = 0
+    for name in fs.list_dir(path):
+        try:
+            total += 0 if fs.is_dir(path / name) else fs.size(path / name)
+        except FileNotFoundError:  # a live broker deleted it since the listing
+            continue
+    return total
 
 
 def discover_partitions(

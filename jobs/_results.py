@@ -48,7 +48,9 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
 # not repair by itself (recover below the recovery point, rebuild-indexes --verify-only mismatches), or
 # took records out of the live log into the quarantine.
 FAILED_STATUSES = frozenset({"failed", "corrupt", "truncated"})
-STATUSES = ("ok", "truncated", "corrupt", "failed", "skipped")
+# A read-only run beside a live broker: the partition changed while it was read; nothing failed.
+CHANGED_DURING_READ = "changed_during_read"
+STATUSES = ("ok", "truncated", "corrupt", "failed", "skipped", CHANGED_DURING_READ)
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,14 +193,26 @@ class RankedTask(Protocol):
     def total(self) -> int: ...
 
 
-def run_partition_work(task: RankedTask, work: Callable[[float], PartitionRow]) -> PartitionRow:
+def run_partition_work(
+    task: RankedTask, work: Callable[[float], PartitionRow], *, read_only: bool = False
+) -> PartitionRow:
     """Executor side of every job: `work(started)` makes the partition's row from its storage_core
     call (`started`: `time.monotonic()` before it); a StorageError or OSError it raises becomes a
     failed row instead (no error escapes a task). The row's progress line then goes to stderr.
+
+    A `read_only` run (a dry run, beside a live broker that holds the `.lock`) may see a file
+    vanish while it reads (retention or the cleaner ran): that is a `changed_during_read` row, not
+    a failure.
     """
     started = time.monotonic()
     try:
         row = work(started)
+    except FileNotFoundError as exc:
+        row = (
+            partition_row(task.partition, CHANGED_DURING_READ, started=started, error_message=str(exc))
+            if read_only
+            else failed_row(task.partition, started, exc)
+        )
     except (StorageError, OSError) as exc:
         row = failed_row(task.partition, started, exc)
     print(progress_line(task.rank, task.total, row), file=sys.stderr, flush=True)

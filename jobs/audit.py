@@ -1,6 +1,6 @@
 """`logkeeper audit --warehouse W --query NAME`: run one of conf/audit/*.sql in Spark SQL and print it.
 
-The Delta tables `segment_stats` and `maintenance_log` of the warehouse are registered as views
+The Delta tables `segment_stats`, `maintenance_log` and `scrub_findings` of the warehouse are registered as views
 (their current snapshots, read through `file_uris()`); a missing table is an error naming the job
 that creates it.
 """
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from jobs._common import EXIT_OK, EXIT_USAGE, get_spark
-from jobs._delta import MAINTENANCE_LOG, SEGMENT_STATS, spark_view, table_exists
+from jobs._delta import MAINTENANCE_LOG, SCRUB_FINDINGS, SEGMENT_STATS, spark_view, table_exists
 
 QUERIES = Path(os.environ.get("LOGKEEPER_HOME", Path(__file__).resolve().parent.parent)) / "conf" / "audit"
 
@@ -24,7 +24,7 @@ def available_queries() -> list[str]:
 
 def run_query(spark, warehouse: Path, name: str):
     """The DataFrame of one audit query over the warehouse's tables."""
-    for table in (SEGMENT_STATS, MAINTENANCE_LOG):
+    for table in (SEGMENT_STATS, MAINTENANCE_LOG, SCRUB_FINDINGS):
         if table_exists(warehouse / table):
             spark_view(spark, warehouse / table, table)
     return spark.sql((QUERIES / f"{name}.sql").read_text())

@@ -22,6 +22,7 @@ SUBCOMMANDS = {
     "retention": ("jobs.retention", "delete segments by time, size and log start offset, as Kafka's retention"),
     "compact": ("jobs.compact", "compact topics with cleanup.policy=compact, as Kafka's log cleaner"),
     "stats": ("jobs.stats", "write per-segment statistics to the Delta table segment_stats"),
+    "scrub": ("jobs.scrub", "CRC-check closed segments and their indexes beside live brokers, throttled, resumable"),
     "maintain": ("jobs.maintain", "recover, then retention, compact and stats, in one run"),
     "configs": ("jobs.configs", "each topic's effective log config and where every value came from; no Spark"),
     "audit": ("jobs.audit", "run an audit query (conf/audit/*.sql) over the Delta tables"),

@@ -12,6 +12,9 @@ Executors load each partition whose `cleanup.policy` has `compact` as a broker w
 cleaner-offset-checkpoint atomically and re-creates the clean-shutdown marker. Kafka's stats lines
 of every pass go to the log and to the result JSON; every file a pass rewrote or deleted is an
 action. A dry run cleans over overlay file systems: the same rows, no change.
+`--dry-run` only reads: it takes no `.lock` and does not require the marker (a live broker's dir
+has none), so it plans beside a running broker over the log as it is; a partition that changes
+while it is planned is reported `changed_during_read`.
 """
 
 from __future__ import annotations
@@ -175,7 +178,7 @@ def compact_one(task: CompactTask) -> CompactRow:
             **load_status(loaded),
         )
 
-    row = run_partition_work(task, clean)
+    row = run_partition_work(task, clean, read_only=task.dry_run)
     return CompactRow(row, cleaner_offset)
 
 
@@ -202,7 +205,7 @@ def run(args: CompactArgs) -> JobSummary:
             elif not item.config.config.compact:
                 skipped = skipped_row(part, f"{policy} has no compact")
                 rows.append(dataclasses.replace(skipped, settings=item.config.values(*SETTINGS)))
-            elif not states[Path(part.log_dir)].had_clean_shutdown:
+            elif not states[Path(part.log_dir)].had_clean_shutdown and not common.dry_run:
                 rows.append(refused_unclean(part))
             else:
                 eligible.append(item)

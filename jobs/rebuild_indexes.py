@@ -4,7 +4,8 @@ Each partition's `.index`, `.timeindex` and `.txnindex` are checked against a re
 `.log` files (:func:`storage_core.index_rebuild.rebuild_indexes`); invalid or missing ones are
 reported (`--verify-only`), or replaced atomically. `.log` files are never changed (that is
 `recover`'s job). A dry run rebuilds over overlay file systems: it reports each file a real run
-would write, and changes none.
+would write, and changes none. `--verify-only` only reads: it takes no `.lock`, so it runs beside a
+live broker, whose active segments are reported in flight and not verified.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from jobs._common import (
 )
 from jobs._load import job_fs
 from storage_core.index_rebuild import rebuild_indexes
+from storage_core.live import is_live
 from storage_core.partition_segments import SegmentSettings
 
 
@@ -47,6 +49,7 @@ class RebuildTask:
     settings: SegmentSettings
     verify_only: bool
     dry_run: bool
+    live: bool  # verify-only beside a live broker: read as a consumer reads (storage_core.live)
     rank: int
     total: int
     dry_run_state: Path | None = None
@@ -66,7 +69,9 @@ def rebuild_partition(task: RebuildTask) -> PartitionRow:
     def rebuild(started: float) -> PartitionRow:
         dir_path = Path(part.log_dir) / part.dir_name
         with job_fs(task.dry_run, task.dry_run_state, str(dir_path)) as fs:
-            result = rebuild_indexes(dir_path, settings=task.settings, verify_only=task.verify_only, fs=fs)
+            result = rebuild_indexes(
+                dir_path, settings=task.settings, verify_only=task.verify_only, live=task.live, fs=fs
+            )
         mismatched = task.verify_only and result.mismatches > 0
         return partition_row(
             part,
@@ -86,15 +91,26 @@ def run(args: RebuildArgs) -> JobSummary:
     with locked_log_dirs(
         common.log_dirs,
         allow_missing_meta_properties=common.allow_missing_meta_properties,
-        dry_run=common.dry_run or args.verify_only,
+        dry_run=common.dry_run,
+        read_only=args.verify_only,
     ) as locks:
+        live = {log_dir: args.verify_only and is_live(log_dir) for log_dir in common.log_dirs}
         found, rows = discover_log_dirs(common.log_dirs)
         tasks = []
         for rank, part in enumerate(found, start=1):
             config = common.cluster.topic_config(part.log_dir, part.topic).config
             settings = SegmentSettings(config.index_interval_bytes, config.segment_index_bytes)
             tasks.append(
-                RebuildTask(part, settings, args.verify_only, common.dry_run, rank, len(found), common.dry_run_state)
+                RebuildTask(
+                    part,
+                    settings,
+                    args.verify_only,
+                    common.dry_run,
+                    live[Path(part.log_dir)],
+                    rank,
+                    len(found),
+                    common.dry_run_state,
+                )
             )
         spark = get_spark(common.master, "logkeeper rebuild-indexes")
         rows += run_on_executors(

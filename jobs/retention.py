@@ -11,6 +11,10 @@ as a broker would (:mod:`jobs._load`: missing indexes rebuilt first, so the time
 largest timestamps), then plan and apply :mod:`storage_core.retention`, largest first. The driver
 then checkpoints the new log start offsets and re-creates the clean-shutdown marker. A dry run does
 the same over overlay file systems.
+
+`--dry-run` only reads: it takes no `.lock` and does not require the marker (a live broker's dir
+has none), so it plans beside a running broker over the log as it is; a partition that changes
+while it is planned is reported `changed_during_read`.
 """
 
 from __future__ import annotations
@@ -117,7 +121,7 @@ def retain_partition(task: RetentionTask) -> PartitionRow:
             **load_status(loaded),
         )
 
-    return run_partition_work(task, retain)
+    return run_partition_work(task, retain, read_only=task.dry_run)
 
 
 def run(args: RetentionArgs) -> JobSummary:
@@ -137,7 +141,7 @@ def run(args: RetentionArgs) -> JobSummary:
         states = {log_dir: open_log_dir(log_dir, fs=fs) for log_dir in common.log_dirs}
         eligible = []
         for item in configured:
-            if states[Path(item.partition.log_dir)].had_clean_shutdown:
+            if states[Path(item.partition.log_dir)].had_clean_shutdown or common.dry_run:
                 eligible.append(item)
             else:
                 rows.append(refused_unclean(item.partition))

@@ -1,15 +1,19 @@
 """`logkeeper stats`: one row per segment into the Delta table `<warehouse>/segment_stats`.
 
-Partitions of a cleanly shut down log dir are first loaded as a broker would (:mod:`jobs._load`:
-a missing or broken index is rebuilt, interrupted swaps finished), one Spark task each, with the
-marker removed for the time of the load and written again after it, as retention does; what the
-load changed is in each partition's row. Segments are then listed on the driver; their statistics
-are computed on executors by the Arrow UDF :func:`udfs.segments.segment_stats_batches`
-(storage_core reads the batch headers, and the records where a column needs them). Before anything
-is committed, a Great Expectations suite checks the rows (:mod:`jobs._quality`); a failing suite
-fails the job and commits nothing. The validation result is kept under `<warehouse>/_validations/`.
-Appends are idempotent per run id. A dry run loads over overlay file systems and computes the
-statistics of the files as they are.
+Stats changes nothing in a log dir that a live broker holds (its `.lock` is locked by another
+process): it takes no lock there and reads segments the way a consumer does
+(:mod:`storage_core.live.reader`); each row says whether its partition was read as one consistent
+snapshot (`snapshot_consistent`) and whether a broker held the log dir (`live`). A log dir no broker
+holds is locked, and its partitions, if it was cleanly shut down, are first loaded as a broker would
+(:mod:`jobs._load`: a missing or broken index is rebuilt, interrupted swaps finished), one Spark task
+each, with the marker removed for the time of the load and written again after it, as retention
+does; what the load changed is in each partition's row. The statistics are computed on executors by
+the Arrow UDF :func:`udfs.segments.segment_stats_batches`, one task input per partition (storage_core
+reads the batch headers, and the records where a column needs them). Before anything is committed, a
+Great Expectations suite checks the rows (:mod:`jobs._quality`); a failing suite fails the job and
+commits nothing. The validation result is kept under `<warehouse>/_validations/`. Appends are
+idempotent per run id. A dry run loads over overlay file systems and computes the statistics of the
+files as they are.
 
 Each row also carries the partition's `topic_id` (its `partition.metadata`) and, with the cluster's
 metadata log, `is_replica_of_this_broker`; stray replicas (:mod:`storage_core.topology`) are
@@ -48,7 +52,7 @@ from jobs._load import job_fs, load_options, quarantine_roots
 from jobs._quality import validate_segment_stats
 from jobs._schema import to_spark_schema
 from jobs.recover import RecoverTask, recover_partition
-from storage_core import names
+from storage_core.live import is_live
 from storage_core.log_dir import open_log_dir
 from storage_core.names import TopicPartition
 from storage_core.topology import ReplicaTopology, check_replica
@@ -73,18 +77,20 @@ def run(args: StatsArgs) -> JobSummary:
     common = args.common
     run_id = common.run_id
     run_ts_ms = common.now_ms
+    live = {log_dir: is_live(log_dir) for log_dir in common.log_dirs}
+    offline = tuple(log_dir for log_dir in common.log_dirs if not live[log_dir])
+    allow = common.allow_missing_meta_properties
     with (
         job_fs(common.dry_run, common.dry_run_state) as fs,
-        locked_log_dirs(
-            common.log_dirs, allow_missing_meta_properties=common.allow_missing_meta_properties, dry_run=common.dry_run
-        ) as locks,
+        locked_log_dirs([d for d in common.log_dirs if live[d]], allow_missing_meta_properties=allow, read_only=True),
+        locked_log_dirs(offline, allow_missing_meta_properties=allow, dry_run=common.dry_run) as locks,
     ):
-        states = {log_dir: open_log_dir(log_dir, fs=fs) for log_dir in common.log_dirs}
+        states = {log_dir: open_log_dir(log_dir, fs=fs) for log_dir in offline}
         found, rows = discover_log_dirs(common.log_dirs)
-        clean = [p for p in found if states[Path(p.log_dir)].had_clean_shutdown]
+        clean = [p for p in found if Path(p.log_dir) in states and states[Path(p.log_dir)].had_clean_shutdown]
         roots = quarantine_roots(common)
         keys = checkpoint_keys(found)
-        load_tasks = [  # the load is recover's, on a cleanly shut down dir
+        load_tasks = [  # the load is recover's, on a cleanly shut down dir that no broker holds
             RecoverTask(
                 p,
                 load_options(common, states[Path(p.log_dir)], p, roots, keys.get((p.log_dir, p.dir_name))),
@@ -98,32 +104,26 @@ def run(args: StatsArgs) -> JobSummary:
         loaded = run_on_executors(spark, load_tasks, recover_partition, description=f"load {len(clean)} partitions")
         closed = close_log_dirs(states, rows + loaded, require_clean=True, offsets_unchanged=False, fs=fs)
         rows += closed.failures
-        inputs = []
-        topologies = {}
-        for part in found:
-            dir_path = Path(part.log_dir) / part.dir_name
-            topology = topologies[part] = _topology(common.cluster, part)
-            bases = names.log_base_offsets(p.name for p in dir_path.iterdir())
-            inputs += [
-                (
-                    run_id,
-                    run_ts_ms,
-                    part.log_dir,
-                    part.dir_name,
-                    part.topic,
-                    part.partition,
-                    topology.topic_id,
-                    topology.is_replica_of_this_broker,
-                    base,
-                    base == bases[-1],
-                )
-                for base in bases
-            ]
-        spark.sparkContext.setJobDescription(f"stats: {len(inputs)} segments of {len(found)} partitions")
+        topologies = {part: _topology(common.cluster, part) for part in found}
+        inputs = [
+            (
+                run_id,
+                run_ts_ms,
+                p.log_dir,
+                p.dir_name,
+                p.topic,
+                p.partition,
+                topologies[p].topic_id,
+                topologies[p].is_replica_of_this_broker,
+                live[Path(p.log_dir)],
+            )
+            for p in found
+        ]
+        spark.sparkContext.setJobDescription(f"stats: {len(found)} partitions")
         frame = spark.createDataFrame(
             inputs,
             "run_id string, run_ts_ms long, log_dir string, dir_name string, topic string, partition long, "
-            "topic_id string, is_replica_of_this_broker boolean, base_offset long, is_active boolean",
+            "topic_id string, is_replica_of_this_broker boolean, live boolean",
         ).repartition(max(1, min(len(inputs), spark.sparkContext.defaultParallelism * 4)))
         table = frame.mapInArrow(segment_stats_batches, to_spark_schema(SEGMENT_STATS_SCHEMA)).toArrow()
     started = time.monotonic()

@@ -28,10 +28,11 @@ import errno
 import fcntl
 import mmap
 import os
+import struct
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from storage_core.fault_control import SharedFaultControl
@@ -46,6 +47,13 @@ class SimulatedCrash(BaseException):
         super().__init__(f"simulated crash before {operation} {path}")
         self.operation = operation
         self.path = Path(path)
+
+
+class FileIdentity(NamedTuple):
+    """Which file a path or handle names: `st_dev` and `st_ino`."""
+
+    device: int
+    inode: int
 
 
 class FileHandle(Protocol):
@@ -78,6 +86,15 @@ class FileHandle(Protocol):
 
     def size(self) -> int:
         """The file's current length in bytes."""
+        ...
+
+    def identity(self) -> FileIdentity:
+        """The file's device and inode: the same file while it is renamed, a new one when replaced."""
+        ...
+
+    def drop_cache(self, position: int, size: int) -> None:
+        """Advise the kernel that `size` bytes at `position` will not be read again
+        (`posix_fadvise(POSIX_FADV_DONTNEED)`): a scrub leaves the page cache to the broker."""
         ...
 
     def close(self) -> None:
@@ -185,6 +202,22 @@ class FileSystem(Protocol):
         """Release a lock taken by :meth:`try_lock`."""
         ...
 
+    def identity(self, path: Path) -> FileIdentity | None:
+        """The device and inode `path` names now, or None if nothing does."""
+        ...
+
+    def lock_holder(self, path: Path) -> int | None:
+        """The pid of a process holding a POSIX (fcntl) lock on `path`, or None.
+
+        Asks with `F_GETLK` on a read-only descriptor: takes no lock, creates nothing, and a missing
+        file is None. Our own process's locks are never reported (POSIX locks do not conflict with
+        their owner).
+        """
+        ...
+
+
+_FLOCK = struct.Struct("hhqqi4x")
+
 
 class LocalFileHandle:
     """A :class:`FileHandle` over an OS file descriptor."""
@@ -237,6 +270,14 @@ class LocalFileHandle:
 
     def size(self) -> int:
         return os.fstat(self._fd).st_size
+
+    def identity(self) -> FileIdentity:
+        stat = os.fstat(self._fd)
+        return FileIdentity(stat.st_dev, stat.st_ino)
+
+    def drop_cache(self, position: int, size: int) -> None:
+        if hasattr(os, "posix_fadvise"):  # Linux and most Unixes; elsewhere the cache is the OS's business
+            os.posix_fadvise(self._fd, position, size, os.POSIX_FADV_DONTNEED)
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -404,6 +445,26 @@ class LocalFileSystem:
     def unlock(self, fd: int) -> None:
         fcntl.lockf(fd, fcntl.LOCK_UN)
         os.close(fd)
+
+    def identity(self, path: Path) -> FileIdentity | None:
+        try:
+            stat = os.stat(path)
+        except FileNotFoundError:
+            return None
+        return FileIdentity(stat.st_dev, stat.st_ino)
+
+    def lock_holder(self, path: Path) -> int | None:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return None
+        try:
+            # struct flock {short l_type, l_whence; off_t l_start, l_len; pid_t l_pid} (Linux, 64-bit off_t).
+            query = _FLOCK.pack(fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
+            l_type, _, _, _, l_pid = _FLOCK.unpack(fcntl.fcntl(fd, fcntl.F_GETLK, query))
+        finally:
+            os.close(fd)
+        return None if l_type == fcntl.F_UNLCK else l_pid
 
 
 class FaultInjectingFileSystem(LocalFileSystem):

@@ -16,6 +16,11 @@ may be sparser than a rebuild; it is kept. A missing, corrupt or invalid index:
 
 The `.log` files are never modified: bytes after a segment's valid prefix are reported (they are
 `recover`'s business), and the indexes cover the valid prefix, as recovery would leave them.
+
+Beside a live broker (verify only, `live`): the active segment is being appended to and its indexes
+are preallocated and zero-filled past their last entry, so it is reported `in_flight` and not
+checked; a closed segment deleted or replaced while it is read (retention, the cleaner) is reported
+`changed_during_read` (:mod:`storage_core.live.reader`), not failed. The rebuild never runs live.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from storage_core.fs import FileSystem, default_fs
 from storage_core.index.offset_index import OffsetIndex, OffsetPosition
 from storage_core.index.time_index import TimeIndex, TimestampOffset
 from storage_core.index.txn_index import TransactionIndex
+from storage_core.live.reader import list_segments
 from storage_core.load_actions import ActionKind, LoadAction, written
 from storage_core.partition_segments import SegmentSettings
 from storage_core.producer_rebuild import replay_producer_batch
@@ -64,21 +70,52 @@ def rebuild_indexes(
     *,
     settings: SegmentSettings = SegmentSettings(),  # noqa: B008 - frozen value object
     verify_only: bool,
+    live: bool = False,
     fs: FileSystem | None = None,
 ) -> IndexCheckResult:
-    """Verify, or rebuild where they differ, every index of one partition directory."""
+    """Verify, or rebuild where they differ, every index of one partition directory.
+
+    Args:
+        dir_path: the partition directory.
+        settings: index interval and size.
+        verify_only: report, change nothing.
+        live: a broker may be writing the directory (verify only; see the module docstring).
+        fs: the file system.
+
+    Raises:
+        ValueError: `live` without `verify_only`.
+    """
+    if live and not verify_only:
+        raise ValueError("indexes are rebuilt only in a directory no broker is writing")
     fs = fs or default_fs()
     dir_path = Path(dir_path)
-    bases = sorted(
-        names.offset_from_file_name(n)
-        for n in fs.list_dir(dir_path)
-        if n.endswith(names.LOG_SUFFIX) and names.is_segment_file_name(n)
-    )
+    bases = list_segments(dir_path, fs=fs)
     psm = ProducerStateManager(dir_path, fs=fs)
     actions: list[LoadAction] = []
+    checked = 0
     for base_offset in bases:
-        actions += _check_segment(dir_path, base_offset, psm, settings=settings, verify_only=verify_only, fs=fs)
-    return IndexCheckResult(len(bases), tuple(actions))
+        log_name = names.log_file(dir_path, base_offset).name
+        if live and base_offset == bases[-1]:
+            reason = "active segment of a live broker: being written, not verified"
+            actions.append(LoadAction(ActionKind.IN_FLIGHT, log_name, base_offset, 0, reason))
+            continue
+        identity = fs.identity(names.log_file(dir_path, base_offset))
+        try:
+            found = _check_segment(dir_path, base_offset, psm, settings=settings, verify_only=verify_only, fs=fs)
+        except FileNotFoundError:
+            if not live:
+                raise
+            found = None
+        if live and (found is None or fs.identity(names.log_file(dir_path, base_offset)) != identity):
+            reason = "deleted or replaced while read (retention or the cleaner ran): not verified"
+            actions.append(LoadAction(ActionKind.CHANGED_DURING_READ, log_name, base_offset, 0, reason))
+            continue
+        checked += 1
+        actions += found or []
+    if live and list_segments(dir_path, fs=fs) != bases:
+        reason = "segments were added or removed while the partition was read"
+        actions.append(LoadAction(ActionKind.CHANGED_DURING_READ, "", -1, 0, reason))
+    return IndexCheckResult(checked, tuple(actions))
 
 
 def _check_segment(
@@ -96,8 +133,8 @@ def _check_segment(
     offset_index_path = names.offset_index_file(dir_path, base_offset)
     time_index_path = names.time_index_file(dir_path, base_offset)
     txn_index = TransactionIndex.build_in_memory(names.txn_index_file(dir_path, base_offset), base_offset, fs=fs)
-    offset_check = _OffsetEntriesCheck(offset_index_path, base_offset, fs)
-    time_check = _TimeEntriesCheck(time_index_path, base_offset, fs)
+    offset_check = OffsetEntriesCheck(offset_index_path, base_offset, fs)
+    time_check = TimeEntriesCheck(time_index_path, base_offset, fs)
 
     def observe(batch: Batch) -> None:
         offset_check.feed(batch)
@@ -187,7 +224,7 @@ class _EntriesCheck(Generic[E]):
         return self.problem
 
 
-class _OffsetEntriesCheck(_EntriesCheck[OffsetPosition]):
+class OffsetEntriesCheck(_EntriesCheck[OffsetPosition]):
     """Is the offset index on disk valid for the batches fed to it, in file order?
 
     Each entry (O, P) must start a batch at P whose last offset is <= O (Kafka's append path
@@ -223,7 +260,7 @@ class _OffsetEntriesCheck(_EntriesCheck[OffsetPosition]):
         return super().finish()
 
 
-class _TimeEntriesCheck(_EntriesCheck[TimestampOffset]):
+class TimeEntriesCheck(_EntriesCheck[TimestampOffset]):
     """Is the time index on disk valid for the batches fed to it, in file order?
 
     Each entry (T, O) must name an offset O held by a batch (base <= O <= last) whose running

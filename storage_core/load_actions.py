@@ -60,6 +60,8 @@ class ActionKind(enum.StrEnum):
     STRAY_REPLICA = "stray_replica"  # the metadata image makes the dir a stray replica (a finding)
     RENAME_STRAY = "rename_stray"  # a stray replica's dir renamed aside to `<tp>.<uuid>-stray` (--handle-strays)
     DELETE_STALE_TEMP = "delete_stale_temp"  # `<checkpoint or marker>.tmp` left by an interrupted write
+    IN_FLIGHT = "in_flight"  # live read: the active segment is being written, its tail is not checked
+    CHANGED_DURING_READ = "changed_during_read"  # live read: a segment went or was replaced while read
 
 
 @dataclass(frozen=True, slots=True)

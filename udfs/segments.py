@@ -1,9 +1,10 @@
-"""Arrow UDF over segments: one `storage_core.segment_stats` call per segment row, on executors.
+"""Arrow UDF over partitions: one `storage_core.segment_stats.partition_segment_stats` call per partition row.
 
 Input rows: run_id, run_ts_ms, log_dir, dir_name, topic, partition, topic_id,
-is_replica_of_this_broker, base_offset, is_active.
+is_replica_of_this_broker, live.
 Output rows: the `segment_stats` table, :data:`SEGMENT_STATS_SCHEMA` = the run and partition
-(:class:`SegmentKey`) followed by :class:`storage_core.segment_stats.SegmentStats`. Used with
+(:class:`SegmentKey`), then :class:`storage_core.segment_stats.SegmentStats`, then
+:class:`SnapshotColumns` (whether the partition's rows describe one consistent snapshot). Used with
 `DataFrame.mapInArrow(segment_stats_batches, to_spark_schema(SEGMENT_STATS_SCHEMA))`.
 """
 
@@ -18,7 +19,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from jobs._schema import arrow_schema
-from storage_core.segment_stats import SegmentStats, segment_stats
+from storage_core.segment_stats import SegmentStats, partition_segment_stats
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,11 +40,22 @@ class SegmentKey:
     is_replica_of_this_broker: bool | None
 
 
-SEGMENT_STATS_SCHEMA = pa.schema([*arrow_schema(SegmentKey), *arrow_schema(SegmentStats)])
+@dataclass(frozen=True, slots=True)
+class SnapshotColumns:
+    """How a partition's rows were read: beside a live broker, and as one consistent snapshot
+    (no segment appeared, went or changed during the read) or not."""
+
+    live: bool
+    snapshot_consistent: bool
+
+
+SEGMENT_STATS_SCHEMA = pa.schema(
+    [*arrow_schema(SegmentKey), *arrow_schema(SegmentStats), *arrow_schema(SnapshotColumns)]
+)
 
 
 def segment_stats_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """mapInArrow function: compute each input segment's statistics."""
+    """mapInArrow function: compute the statistics of each input partition's segments."""
     for batch in batches:
         rows = []
         for item in batch.to_pylist():
@@ -56,8 +68,7 @@ def segment_stats_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Reco
                 topic_id=item["topic_id"],
                 is_replica_of_this_broker=item["is_replica_of_this_broker"],
             )
-            stats = segment_stats(
-                Path(item["log_dir"]) / item["dir_name"], item["base_offset"], is_active=item["is_active"]
-            )
-            rows.append({**dataclasses.asdict(key), **dataclasses.asdict(stats)})
+            snapshot, stats = partition_segment_stats(Path(item["log_dir"]) / item["dir_name"], live=item["live"])
+            columns = dataclasses.asdict(SnapshotColumns(item["live"], snapshot.consistent))
+            rows += [{**dataclasses.asdict(key), **dataclasses.asdict(s), **columns} for s in stats]
         yield from pa.Table.from_pylist(rows, schema=SEGMENT_STATS_SCHEMA).to_batches()

@@ -6,9 +6,11 @@ Spark provider cannot share pyspark's virtualenv).
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -28,14 +30,22 @@ def test_no_import_errors(dagbag: DagBag) -> None:
     assert dagbag.import_errors == {}
 
 
-def test_the_three_dags(dagbag: DagBag) -> None:
-    assert set(dagbag.dag_ids) == {"logkeeper_nightly", "logkeeper_stats_hourly", "logkeeper_recover_manual"}
+def test_the_four_dags(dagbag: DagBag) -> None:
+    assert set(dagbag.dag_ids) == {
+        "logkeeper_nightly",
+        "logkeeper_stats_hourly",
+        "logkeeper_recover_manual",
+        "logkeeper_scrub_daily",
+    }
     for dag in dagbag.dags.values():
         assert dag.tags
         assert dag.catchup is False
         assert dag.doc_md
     assert dagbag.dags["logkeeper_recover_manual"].params["dry_run"] is True
     assert [t.task_id for t in dagbag.dags["logkeeper_nightly"].tasks] == ["list_log_dirs", "maintain"]
+    scrub = dagbag.dags["logkeeper_scrub_daily"]
+    assert [t.task_id for t in scrub.tasks] == ["list_log_dirs", "scrub"]
+    assert scrub.params["max_bytes_per_second"] == 50 * 1024 * 1024
 
 
 def test_jobs_get_the_topic_config_file_of_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -61,19 +71,43 @@ def test_dag_files_import_only_airflow_and_the_standard_library() -> None:
             assert heavy not in text, (path.name, heavy)
 
 
-def test_stats_dag_runs_end_to_end(tmp_path: Path) -> None:
-    logs = tmp_path / "logs"
-    subprocess.run(
-        [
-            str(PIPELINE_PYTHON),
-            "-c",
-            "import sys, pathlib; from jobs.demo import generate; generate(pathlib.Path(sys.argv[1]))",
-            str(logs),
-        ],
-        cwd=REPO,
-        check=True,
+def _pipeline(code: str, *args: str) -> str:
+    """Run `code` in logkeeper's own virtualenv (Airflow's has no pyspark, deltalake or storage_core)."""
+    result = subprocess.run(
+        [str(PIPELINE_PYTHON), "-c", code, *args], cwd=REPO, check=True, capture_output=True, text=True
     )
-    log_dirs = sorted(p for p in logs.iterdir() if p.is_dir())
+    return result.stdout
+
+
+_RUN_IDS = (
+    "import sys, pathlib, json; from jobs._delta import read_table; "
+    "print(json.dumps(sorted(set(read_table(pathlib.Path(sys.argv[1])).column(sys.argv[2]).to_pylist()))))"
+)
+
+
+@pytest.fixture
+def live_broker() -> Iterator[Callable[[Path], None]]:
+    """`live_broker(log_dir)`: a process holds the log dir's `.lock` as a running broker does."""
+    holders: list[subprocess.Popen[str]] = []
+
+    def hold(log_dir: Path) -> None:
+        code = (
+            "import fcntl, os, sys, time\n"
+            "fd = os.open(os.path.join(sys.argv[1], '.lock'), os.O_RDWR | os.O_CREAT)\n"
+            "fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)\nprint('locked', flush=True)\ntime.sleep(300)\n"
+        )
+        holder = subprocess.Popen([sys.executable, "-c", code, str(log_dir)], stdout=subprocess.PIPE, text=True)
+        holders.append(holder)
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "locked"
+
+    yield hold
+    for holder in holders:
+        holder.kill()
+        holder.wait()
+
+
+def _airflow(tmp_path: Path, log_dirs: list[Path], *argv: str) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
         "AIRFLOW_HOME": str(tmp_path / "airflow"),
@@ -85,14 +119,46 @@ def test_stats_dag_runs_end_to_end(tmp_path: Path) -> None:
         "LOGKEEPER_SPARK_MASTER": "local[2]",
     }
     airflow = str(Path(sys.executable).parent / "airflow")
-    subprocess.run([airflow, "db", "migrate"], env=env, check=True, capture_output=True)
-    result = subprocess.run(
-        [airflow, "dags", "test", "logkeeper_stats_hourly", "2026-11-22"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
+    if not (tmp_path / "airflow").exists():
+        subprocess.run([airflow, "db", "migrate"], env=env, check=True, capture_output=True)
+    return subprocess.run([airflow, *argv], env=env, capture_output=True, text=True, check=False)
+
+
+def test_stats_dag_runs_end_to_end_beside_a_live_broker(tmp_path: Path, live_broker) -> None:
+    logs = tmp_path / "logs"
+    _pipeline("import sys, pathlib; from jobs.demo import generate; generate(pathlib.Path(sys.argv[1]))", str(logs))
+    log_dirs = sorted(p for p in logs.iterdir() if p.is_dir())
+    live_broker(log_dirs[0])
+    result = _airflow(tmp_path, log_dirs, "dags", "test", "logkeeper_stats_hourly", "2026-11-22")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    run_ids = json.loads(_pipeline(_RUN_IDS, str(tmp_path / "warehouse" / "segment_stats"), "run_id"))
+    assert len(run_ids) == 1
+    assert run_ids[0].startswith("manual__2026-11-22")
+    lives = json.loads(_pipeline(_RUN_IDS, str(tmp_path / "warehouse" / "segment_stats"), "live"))
+    assert lives == [False, True]
+
+
+def test_scrub_dag_runs_one_throttled_task_per_log_dir(tmp_path: Path, live_broker) -> None:
+    build = (
+        "import sys, pathlib; from tests.builders.log_dir import LogDirBuilder\n"
+        "for name in ('a', 'b'):\n"
+        "    LogDirBuilder(pathlib.Path(sys.argv[1]) / name).partition('orders', 0, segments=3).checkpoints()\n"
+    )
+    _pipeline(build, str(tmp_path / "logs"))
+    log_dirs = [tmp_path / "logs" / "a", tmp_path / "logs" / "b"]
+    live_broker(log_dirs[1])
+    result = _airflow(
+        tmp_path,
+        log_dirs,
+        "dags",
+        "test",
+        "logkeeper_scrub_daily",
+        "2026-11-22",
+        "-c",
+        json.dumps({"max_bytes_per_second": 5_000_000, "max_duration_s": 600}),
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    commits = list((tmp_path / "warehouse" / "segment_stats" / "_delta_log").glob("*.json"))
-    assert commits, "the stats DAG committed nothing"
+    run_ids = json.loads(_pipeline(_RUN_IDS, str(tmp_path / "warehouse" / "maintenance_log"), "run_id"))
+    assert [r.rsplit(".", 1)[1] for r in run_ids] == ["0", "1"]
+    cursors = sorted(p.name for p in (tmp_path / "warehouse" / "_scrub_cursors").rglob("*.json"))
+    assert cursors == ["orders-0.json", "orders-0.json"]

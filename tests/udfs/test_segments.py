@@ -12,37 +12,44 @@ from tests.builders.log_dir import T0, LogDirBuilder
 from udfs.segments import SEGMENT_STATS_SCHEMA, segment_stats_batches
 
 
-def input_batch(log_dir: Path, dir_name: str, bases: list[int]) -> pa.RecordBatch:
+def input_batch(log_dir: Path, dir_names: list[str], *, live: bool) -> pa.RecordBatch:
     rows = [
         {
             "run_id": "r1",
             "run_ts_ms": T0,
             "log_dir": str(log_dir),
             "dir_name": dir_name,
-            "topic": "orders",
+            "topic": dir_name.rsplit("-", 1)[0],
             "partition": 0,
             "topic_id": "",
             "is_replica_of_this_broker": None,
-            "base_offset": base,
-            "is_active": base == bases[-1],
+            "live": live,
         }
-        for base in bases
+        for dir_name in dir_names
     ]
     return pa.RecordBatch.from_pylist(rows)
 
 
-def test_one_output_row_per_segment_with_the_table_schema(tmp_path: Path) -> None:
+def test_one_output_row_per_segment_of_each_input_partition_with_the_table_schema(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     LogDirBuilder(logs).partition("orders", 0, segments=3, batches_per_segment=5)
-    batches = [input_batch(logs, "orders-0", [0, 5]), input_batch(logs, "orders-0", [10])]
+    LogDirBuilder(logs).partition("events", 0, segments=2, batches_per_segment=5)
+    batches = [input_batch(logs, ["orders-0"], live=True), input_batch(logs, ["events-0"], live=False)]
     out = pa.Table.from_batches(list(segment_stats_batches(iter(batches))))
     assert out.schema == SEGMENT_STATS_SCHEMA
-    assert out.column("base_offset").to_pylist() == [0, 5, 10]
-    assert out.column("is_active").to_pylist() == [False, True, True]
+    rows = out.to_pylist()
+    assert [(r["topic"], r["base_offset"], r["is_active"], r["live"]) for r in rows] == [
+        ("orders", 0, False, True),
+        ("orders", 5, False, True),
+        ("orders", 10, True, True),
+        ("events", 0, False, False),
+        ("events", 5, True, False),
+    ]
+    assert {r["snapshot_consistent"] for r in rows} == {True}
     expected = dataclasses.asdict(segment_stats(logs / "orders-0", 0, is_active=False))
-    assert {k: out.to_pylist()[0][k] for k in expected} == expected
-    assert {r["run_id"] for r in out.to_pylist()} == {"r1"}
-    assert {(r["topic_id"], r["is_replica_of_this_broker"]) for r in out.to_pylist()} == {("", None)}
+    assert {k: rows[0][k] for k in expected} == expected
+    assert {r["run_id"] for r in rows} == {"r1"}
+    assert {(r["topic_id"], r["is_replica_of_this_broker"]) for r in rows} == {("", None)}
     assert out.column("run_ts").type == pa.timestamp("us", tz="UTC")
 
 
