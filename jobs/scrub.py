@@ -18,11 +18,14 @@ finding is corruption (below the recovery point); damage above it is reported as
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+import pyarrow as pa
 
 from jobs._common import (
     ActionRow,
@@ -41,7 +44,7 @@ from jobs._common import (
 )
 from jobs._delta import SCRUB_FINDINGS, write_run
 from jobs._io_priority import idle_io_priority
-from jobs._schema import to_arrow
+from jobs._schema import arrow_schema
 from jobs._throttle import HostTokenBucket, default_throttle_dir
 from storage_core.live import is_live
 from storage_core.live.reader import CHUNK_BYTES
@@ -84,8 +87,8 @@ class ScrubTask:
 
 
 @dataclass(frozen=True, slots=True)
-class ScrubFindingRow:
-    """One row of the Delta table `scrub_findings`."""
+class FindingKey:
+    """Which run and partition a `scrub_findings` row belongs to (the finding's own fields follow)."""
 
     run_id: str
     ts: datetime.datetime
@@ -93,15 +96,18 @@ class ScrubFindingRow:
     topic: str
     partition: int
     dir_name: str
-    segment_base_offset: int
-    file: str
-    position: int
-    first_offset: int
-    last_offset: int
-    kind: str
-    detail: str
-    below_recovery_point: bool
+
+
+@dataclass(frozen=True, slots=True)
+class FindingVerdict:
+    """Whether the finding is corruption (below the recovery point) or possibly unflushed data."""
+
     corruption: bool
+
+
+SCRUB_FINDINGS_SCHEMA = pa.schema(
+    [*arrow_schema(FindingKey), *arrow_schema(ScrubFinding), *arrow_schema(FindingVerdict)]
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,28 +221,18 @@ def scrub_one(task: ScrubTask) -> ScrubRow:
     return ScrubRow(row, findings)
 
 
-def finding_rows(run_id: str, done: list[ScrubRow], *, ts: datetime.datetime) -> list[ScrubFindingRow]:
-    return [
-        ScrubFindingRow(
-            run_id,
-            ts,
-            d.row.log_dir,
-            d.row.topic,
-            d.row.partition,
-            d.row.dir_name,
-            f.base_offset,
-            f.file,
-            f.position,
-            f.first_offset,
-            f.last_offset,
-            f.kind,
-            f.detail,
-            f.below_recovery_point,
-            f.is_corruption,
-        )
+def findings_table(run_id: str, done: list[ScrubRow], *, ts: datetime.datetime) -> pa.Table:
+    """The `scrub_findings` rows of a run: key, finding, verdict."""
+    rows = [
+        {
+            **dataclasses.asdict(FindingKey(run_id, ts, d.row.log_dir, d.row.topic, d.row.partition, d.row.dir_name)),
+            **dataclasses.asdict(f),
+            **dataclasses.asdict(FindingVerdict(f.is_corruption)),
+        }
         for d in done
         for f in d.findings
     ]
+    return pa.Table.from_pylist(rows, schema=SCRUB_FINDINGS_SCHEMA)
 
 
 def run(args: ScrubArgs) -> JobSummary:
@@ -269,9 +265,9 @@ def run(args: ScrubArgs) -> JobSummary:
         )
     spark = get_spark(common.master, "logkeeper scrub")
     done = run_on_executors(spark, tasks, scrub_one, description=f"scrub {len(tasks)} partitions")
-    found_rows = finding_rows(run_id, done, ts=datetime.datetime.now(datetime.UTC))
-    if found_rows and not common.dry_run:
-        write_run(common.warehouse / SCRUB_FINDINGS, to_arrow(found_rows, ScrubFindingRow), key={"run_id": run_id})
+    findings = findings_table(run_id, done, ts=datetime.datetime.now(datetime.UTC))
+    if findings.num_rows and not common.dry_run:
+        write_run(common.warehouse / SCRUB_FINDINGS, findings, key={"run_id": run_id})
     return JobSummary("scrub", run_id, common.dry_run, tuple(rows + [d.row for d in done]))
 
 

@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from airflow.dag_processing.dagbag import DagBag
 
+from tests.lock_holder import hold_log_dir_lock
+
 REPO = Path(__file__).resolve().parents[2]
 DAGS = REPO / "airflow_dags"
 PIPELINE_PYTHON = REPO / ".venv" / "bin" / "python"
@@ -89,19 +91,7 @@ _RUN_IDS = (
 def live_broker() -> Iterator[Callable[[Path], None]]:
     """`live_broker(log_dir)`: a process holds the log dir's `.lock` as a running broker does."""
     holders: list[subprocess.Popen[str]] = []
-
-    def hold(log_dir: Path) -> None:
-        code = (
-            "import fcntl, os, sys, time\n"
-            "fd = os.open(os.path.join(sys.argv[1], '.lock'), os.O_RDWR | os.O_CREAT)\n"
-            "fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)\nprint('locked', flush=True)\ntime.sleep(300)\n"
-        )
-        holder = subprocess.Popen([sys.executable, "-c", code, str(log_dir)], stdout=subprocess.PIPE, text=True)
-        holders.append(holder)
-        assert holder.stdout is not None
-        assert holder.stdout.readline().strip() == "locked"
-
-    yield hold
+    yield lambda log_dir: holders.append(hold_log_dir_lock(log_dir))
     for holder in holders:
         holder.kill()
         holder.wait()

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from jobs._common import get_spark
+from tests.lock_holder import hold_log_dir_lock
 
 MASTER = "local[2]"
 REPO = Path(__file__).resolve().parents[2]
@@ -36,27 +37,11 @@ def _run_in_tmp(tmp_path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
 
 
-_HOLDER = """
-import fcntl, os, sys, time
-fd = os.open(os.path.join(sys.argv[1], ".lock"), os.O_RDWR | os.O_CREAT)
-fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-print("locked", flush=True)
-time.sleep(120)
-"""
-
-
 @pytest.fixture
 def hold_lock() -> Iterator[Callable[[Path], None]]:
     """`hold_lock(log_dir)`: a second process takes the log dir's `.lock` as a running broker does."""
     holders: list[subprocess.Popen[str]] = []
-
-    def hold(log_dir: Path) -> None:
-        holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(log_dir)], stdout=subprocess.PIPE, text=True)
-        holders.append(holder)
-        assert holder.stdout is not None
-        assert holder.stdout.readline().strip() == "locked"
-
-    yield hold
+    yield lambda log_dir: holders.append(hold_log_dir_lock(log_dir))
     for holder in holders:
         holder.kill()
         holder.wait()

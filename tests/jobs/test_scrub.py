@@ -48,7 +48,7 @@ def test_scrub_finds_a_flipped_bit_and_changes_nothing(spark, rotten, tmp_path: 
     [action] = [a for a in rows["orders"]["actions"] if a["kind"] == "corruption_detected"]
     assert action["reason"] == f"crc_mismatch: position {position}, offsets [25, 25]: CRC mismatch"
     [finding] = read_table(tmp_path / "warehouse" / SCRUB_FINDINGS).to_pylist()
-    assert (finding["dir_name"], finding["segment_base_offset"], finding["position"], finding["kind"]) == (
+    assert (finding["dir_name"], finding["base_offset"], finding["position"], finding["kind"]) == (
         "orders-0",
         20,
         position,

@@ -4,8 +4,6 @@ replacements and truncations under the reader are reported, never raised."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -16,6 +14,7 @@ from storage_core.live.reader import Chunk, ReadStatus, is_live, read_partition,
 from storage_core.records.batch import Record, build_batch
 from storage_core.records.file_records import iterate_batches, scan_valid_prefix
 from tests.builders.log_dir import T0, LogDirBuilder
+from tests.lock_holder import hold_log_dir_lock
 
 
 def _batches(sizes: list[int], *, first_offset: int = 0) -> bytes:
@@ -130,22 +129,8 @@ def test_a_truncation_under_the_reader_is_cut_short_not_a_crash(tmp_path: Path) 
 def test_is_live_asks_without_locking_and_creates_nothing(tmp_path: Path) -> None:
     assert not is_live(tmp_path)
     assert list(tmp_path.iterdir()) == []
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import fcntl, os, sys, time\n"
-            "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)\n"
-            "fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
-            "print('locked', flush=True)\ntime.sleep(60)\n",
-            str(tmp_path / ".lock"),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    holder = hold_log_dir_lock(tmp_path)
     try:
-        assert holder.stdout is not None
-        assert holder.stdout.readline().strip() == "locked"
         assert is_live(tmp_path)
     finally:
         holder.kill()
