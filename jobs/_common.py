@@ -1,9 +1,10 @@
 """What every logkeeper Spark job shares, in one import (re-exports only; no logic here).
 
 Jobs are thin: `parse_args(argv)`, `run(...) -> JobSummary`, `main(argv) -> int`. `run` takes
-the log dirs' locks, discovers partition dirs (largest first), builds plain task dataclasses,
-and runs a module-level executor function per task on Spark, which calls one storage_core entry
-point and returns a typed row; the driver then finishes per log dir and writes the results.
+the log dirs' locks if it may write (read-only runs take none), discovers partition dirs
+(largest first), builds plain task dataclasses, and runs a module-level executor function per task
+on Spark, which calls one storage_core entry point and returns a typed row; the driver then
+finishes per log dir and writes the results.
 
 * :mod:`jobs._args`: the common options and their validation (exit 2).
 * :mod:`jobs._log_dirs`: `.lock`s (exit 3), partition discovery, checkpoints at the end.

@@ -8,6 +8,9 @@ exclusive `lockf` of the file, a task reserves `size` bytes: the schedule advanc
 `size / rate`; the task then sleeps (outside the lock) until its slot, less a burst allowance. Over
 any window the host reads at most `rate * window + burst` bytes, whatever the number of tasks.
 
+POSIX record locks belong to processes, so the bucket serialises processes (Spark's Python workers
+run one task each), not threads of one process.
+
 Crash story: the file holds no data of ours; a torn or stale value (a reboot resets the monotonic
 clock) is clamped to now, which at worst admits one burst early.
 """
