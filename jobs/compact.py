@@ -178,7 +178,7 @@ def compact_one(task: CompactTask) -> CompactRow:
             **load_status(loaded),
         )
 
-    row = run_partition_work(task, clean, read_only=task.dry_run)
+    row = run_partition_work(task, clean, read_only=task.load.dry_run)
     return CompactRow(row, cleaner_offset)
 
 

@@ -121,7 +121,7 @@ def retain_partition(task: RetentionTask) -> PartitionRow:
             **load_status(loaded),
         )
 
-    return run_partition_work(task, retain, read_only=task.dry_run)
+    return run_partition_work(task, retain, read_only=task.load.dry_run)
 
 
 def run(args: RetentionArgs) -> JobSummary:

@@ -37,13 +37,14 @@ from jobs._common import (
     common_args,
     discover_log_dirs,
     job_parser,
-    new_run_id,
+    locked_log_dirs,
     partition_row,
     run_main,
     run_partition_work,
 )
 from jobs._delta import SCRUB_FINDINGS, write_run
 from jobs._io_priority import idle_io_priority
+from jobs._load import job_fs
 from jobs._schema import arrow_schema
 from jobs._throttle import HostTokenBucket, default_throttle_dir
 from storage_core.live import is_live
@@ -239,9 +240,15 @@ def run(args: ScrubArgs) -> JobSummary:
     from jobs._common import get_spark, run_on_executors
 
     common = args.common
-    run_id = common.run_id or new_run_id()
+    run_id = common.run_id
     deadline = None if args.max_duration_s is None else time.time() + args.max_duration_s
-    states = {log_dir: open_log_dir(log_dir, dry_run=True) for log_dir in common.log_dirs}  # reads only
+    with (
+        locked_log_dirs(
+            common.log_dirs, allow_missing_meta_properties=common.allow_missing_meta_properties, read_only=True
+        ),
+        job_fs(dry_run=True) as overlay,  # reads only: the marker stays
+    ):
+        states = {log_dir: open_log_dir(log_dir, fs=overlay) for log_dir in common.log_dirs}
     live = {log_dir: is_live(log_dir) for log_dir in common.log_dirs}
     found, rows = discover_log_dirs(common.log_dirs)
     tasks = []
