@@ -12,8 +12,9 @@ Executors load each partition whose `cleanup.policy` has `compact` as a broker w
 cleaner-offset-checkpoint atomically and re-creates the clean-shutdown marker. Kafka's stats lines
 of every pass go to the log and to the result JSON; every file a pass rewrote or deleted is an
 action. A dry run cleans over overlay file systems: the same rows, no change.
-`--dry-run` only reads: it takes no `.lock` and does not require the marker (a live broker's dir
-has none), so it plans beside a running broker over the log as it is; a partition that changes
+`--dry-run` only reads: it takes no `.lock`, and on a log dir a live broker holds it does not
+require the marker (the broker deleted it when it started), so it plans beside a running broker over
+the log as it is (elsewhere it refuses what the real run refuses); a partition that changes
 while it is planned is reported `changed_during_read`.
 """
 
@@ -56,6 +57,7 @@ from storage_core.cleaner.compact import compact_partition
 from storage_core.config import LogConfig, check_offset_map
 from storage_core.config_layers import ConfigValue
 from storage_core.errors import InvalidConfigError
+from storage_core.live import is_live
 from storage_core.loader import LoadOptions
 from storage_core.log_dir import open_log_dir, write_cleaner_offsets
 from storage_core.names import TopicPartition
@@ -197,6 +199,7 @@ def run(args: CompactArgs) -> JobSummary:
         )
         rows += strays
         states = {log_dir: open_log_dir(log_dir, fs=fs) for log_dir in common.log_dirs}
+        live = {log_dir: is_live(log_dir) for log_dir in common.log_dirs}  # a dry run plans beside a broker
         eligible = []
         for item in configured:
             part, policy = item.partition, item.config.value("cleanup.policy")
@@ -205,7 +208,9 @@ def run(args: CompactArgs) -> JobSummary:
             elif not item.config.config.compact:
                 skipped = skipped_row(part, f"{policy} has no compact")
                 rows.append(dataclasses.replace(skipped, settings=item.config.values(*SETTINGS)))
-            elif not states[Path(part.log_dir)].had_clean_shutdown and not common.dry_run:
+            elif not states[Path(part.log_dir)].had_clean_shutdown and not (
+                common.dry_run and live[Path(part.log_dir)]
+            ):
                 rows.append(refused_unclean(part))
             else:
                 eligible.append(item)

@@ -12,8 +12,9 @@ largest timestamps), then plan and apply :mod:`storage_core.retention`, largest 
 then checkpoints the new log start offsets and re-creates the clean-shutdown marker. A dry run does
 the same over overlay file systems.
 
-`--dry-run` only reads: it takes no `.lock` and does not require the marker (a live broker's dir
-has none), so it plans beside a running broker over the log as it is; a partition that changes
+`--dry-run` only reads: it takes no `.lock`, and on a log dir a live broker holds it does not
+require the marker (the broker deleted it when it started), so it plans beside a running broker over
+the log as it is (elsewhere it refuses what the real run refuses); a partition that changes
 while it is planned is reported `changed_during_read`.
 """
 
@@ -51,6 +52,7 @@ from jobs._common import (
 from jobs._load import job_fs, load_options, load_status, loaded_first, quarantine_roots
 from storage_core.config import LogConfig
 from storage_core.config_layers import ConfigValue
+from storage_core.live import is_live
 from storage_core.loader import LoadOptions
 from storage_core.log_dir import open_log_dir
 from storage_core.retention import apply_retention, plan_retention
@@ -139,9 +141,11 @@ def run(args: RetentionArgs) -> JobSummary:
         )
         rows += strays
         states = {log_dir: open_log_dir(log_dir, fs=fs) for log_dir in common.log_dirs}
+        live = {log_dir: is_live(log_dir) for log_dir in common.log_dirs}  # a dry run plans beside a broker
         eligible = []
         for item in configured:
-            if states[Path(item.partition.log_dir)].had_clean_shutdown or common.dry_run:
+            log_dir = Path(item.partition.log_dir)
+            if states[log_dir].had_clean_shutdown or (common.dry_run and live[log_dir]):
                 eligible.append(item)
             else:
                 rows.append(refused_unclean(item.partition))

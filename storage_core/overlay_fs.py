@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from storage_core.fs import FileSystem
+from storage_core.fs import FileIdentity, FileSystem
 
 Buffer = bytes | bytearray | memoryview  # or the base's read-only mapping of an untouched file
 
@@ -73,6 +73,15 @@ class _OverlayHandle:
 
     def size(self) -> int:
         return self._fs.size(self._path)
+
+    def identity(self) -> FileIdentity:
+        identity = self._fs.identity(self._path)
+        if identity is None:
+            raise FileNotFoundError(2, "No such file or directory (deleted in this dry run)", str(self._path))
+        return identity
+
+    def drop_cache(self, position: int, size: int) -> None:
+        pass  # nothing of the base file is cached by reading it here beyond what mmap maps
 
     def close(self) -> None:
         pass
@@ -229,6 +238,22 @@ class OverlayFileSystem:
 
     def set_mtime_ms(self, path: Path, mtime_ms: int) -> None:
         self._node(path).mtime_ms = mtime_ms
+
+    def identity(self, path: Path) -> FileIdentity | None:
+        """The base file's identity while this dry run has not rewritten it; a rewritten or new file is
+        one of this overlay only (device -1), deleted is None."""
+        path = Path(path)
+        if path not in self._nodes:
+            return self._base.identity(path)
+        node = self._nodes[path]
+        if node is None:
+            return None
+        if node.data is None and node.source is not None:
+            return self._base.identity(node.source)
+        return FileIdentity(-1, id(node))
+
+    def lock_holder(self, path: Path) -> int | None:
+        return self._base.lock_holder(path)
 
     def try_lock(self, path: Path) -> int | None:
         return self._base.try_lock(path)
