@@ -3,7 +3,8 @@
     logkeeper <job> --log-dirs D[,D] [--server-properties F] [--topic-config F] [--warehouse W]
                     [--master M] [--now-ms T] [--dry-run] [--result-json F] [--run-id R]
                     [--quarantine-dir Q] [--metadata-log-dir D | --no-metadata-log]
-                    [--assume-broker-defaults]   (+ the job's own flags)
+                    [--assume-broker-defaults] [--inventory F [--broker ID]]
+                    (+ the job's own flags)
 
 `--server-properties` is a broker's own server.properties (Kafka's names: `log.retention.hours`,
 `log.cleanup.policy`, ...); without `--log-dirs` its `log.dirs` are maintained. `--topic-config`
@@ -13,8 +14,15 @@ come from its KRaft metadata log, found in the log dirs unless `--no-metadata-lo
 (:mod:`jobs._cluster`); `--assume-broker-defaults` lets destructive jobs apply the broker's defaults
 to topics whose own configs are unknown (dangerous).
 
-`--run-id` names the run (default: a new one); a retried run given the same id replaces its own
-rows in the Delta tables and reuses its own quarantine pieces. Record bytes a job must remove go to
+Log dirs are made absolute and normalised here, on the driver (`os.path.abspath`: `.`/`..` and
+doubled slashes removed, symlinks kept as spelled), so executors that run in their worker's own
+directory see the same paths and the audit tables hold one spelling per dir. `host:/path` in
+`--log-dirs` and `--inventory F [--broker ID]` name broker-local log dirs (:mod:`jobs._inventory`):
+only this host's are maintained.
+
+`--run-id` names the run in every row it writes (default: a new one); a retried run given the same
+id (an Airflow retry) replaces its own rows in the Delta tables instead of adding to them and reuses
+its own quarantine pieces. Record bytes a job must remove go to
 the quarantine (:mod:`storage_core.quarantine`): `--quarantine-dir`, else `<warehouse>/quarantine`
 when the warehouse is a local path; it must be outside every log dir. A job that loads logs (recover,
 retention, compact, stats) and has no quarantine location is refused (exit 2) unless it is a dry run.
@@ -26,7 +34,6 @@ import argparse
 import os
 import re
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +41,9 @@ from typing import NoReturn, TypeVar
 
 from jobs._cluster import ClusterView, load_cluster_view, refuse_before_changes
 from jobs._errors import UsageError
+from jobs._fleet import read_identity
+from jobs._inventory import is_this_host, load_inventory, refuse_other_host, select_broker, split_host
+from jobs._results import new_run_id
 from storage_core.config import BrokerConfig, TopicOverrides, load_broker_config, load_topic_overrides
 from storage_core.errors import InvalidConfigError
 from storage_core.log_dir_check import ALLOW_MISSING_META_PROPERTIES
@@ -70,7 +80,9 @@ def job_parser(job: str, description: str) -> argparse.ArgumentParser:
     parser.add_argument("--now-ms", type=int, default=None, help="the clock, in ms since the epoch (default: now)")
     parser.add_argument("--dry-run", action="store_true", help="report what would change, change nothing")
     parser.add_argument("--result-json", type=Path, help="write the per-partition results as JSON here")
-    parser.add_argument("--run-id", help="the run's id (default: a new one); a retried run reuses its own")
+    parser.add_argument(
+        "--run-id", help="the run's id in every row (default: a new one); a retried run replaces its own rows"
+    )
     parser.add_argument("--dry-run-state", type=Path, help=argparse.SUPPRESS)  # maintain's steps share a dry run
     parser.add_argument(
         "--quarantine-dir",
@@ -94,7 +106,16 @@ def config_parser(job: str, description: str) -> argparse.ArgumentParser:
 
 def add_config_options(parser: argparse.ArgumentParser) -> None:
     """The log dirs and every source of topic configs."""
-    parser.add_argument("--log-dirs", help="comma-separated Kafka log dirs (default: log.dirs of --server-properties)")
+    parser.add_argument(
+        "--log-dirs",
+        help="comma-separated Kafka log dirs, host:/path for a host's (default: log.dirs of --server-properties)",
+    )
+    parser.add_argument(
+        "--inventory",
+        type=Path,
+        help="TOML broker inventory ([[brokers]] id, host, log_dirs): maintain this host's broker's log dirs",
+    )
+    parser.add_argument("--broker", type=int, help="with --inventory: the broker id (default: the one on this host)")
     parser.add_argument("--server-properties", type=Path, help="a broker's server.properties (defaults, log.dirs)")
     parser.add_argument(
         "--topic-config",
@@ -156,7 +177,7 @@ _URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:/")
 def _run_id(value: str | None) -> str:
     """`--run-id` (it names a quarantine directory: letters, digits, `.`, `_`, `-`), else a new one."""
     if value is None:
-        return uuid.uuid4().hex
+        return new_run_id()
     if not _RUN_ID.fullmatch(value):
         raise UsageError(
             f"--run-id {value!r}: use 1-128 letters, digits, '.', '_' or '-', starting with one of the first two"
@@ -190,23 +211,47 @@ def _load_config(option: str, path: Path | None, load: Callable[[Path | None], C
         raise UsageError(f"{option} {path}: {exc}") from None
 
 
-def _log_dirs(option: str | None, broker: BrokerConfig, server_properties: Path | None) -> tuple[Path, ...]:
-    """`--log-dirs`, else `log.dirs` of the broker; each must be a directory; duplicates are dropped."""
-    source = "--log-dirs" if option else f"log.dirs of {server_properties}"
-    raw = option.split(",") if option else list(broker.log_dirs)
+def _log_dirs(
+    option: str | None,
+    broker: BrokerConfig,
+    server_properties: Path | None,
+    *,
+    inventory: Path | None = None,
+    broker_id: int | None = None,
+) -> tuple[Path, ...]:
+    """`--log-dirs`, else the `--inventory` broker's, else `log.dirs` of the broker; each must be a
+    directory of this host (`host:/path` of another host is refused); duplicates are dropped."""
+    if inventory is not None:
+        if option:
+            raise UsageError("give --log-dirs or --inventory, not both")
+        chosen = select_broker(load_inventory(inventory), broker_id, path=inventory)
+        source, raw = f"broker {chosen.id} of --inventory {inventory}", list(chosen.log_dirs)
+    elif broker_id is not None:
+        raise UsageError("--broker needs --inventory")
+    else:
+        source = "--log-dirs" if option else f"log.dirs of {server_properties}"
+        raw = option.split(",") if option else list(broker.log_dirs)
     log_dirs: list[Path] = []
     seen: set[Path] = set()
     for text in (t.strip() for t in raw):
         if not text:
             continue
-        log_dir = Path(text)
+        host, text = split_host(text)
+        if host is not None and not is_this_host(host):
+            raise refuse_other_host(host, text)
+        log_dir = Path(os.path.abspath(text))
         if not log_dir.is_dir():
             raise UsageError(f"log dir {log_dir} (from {source}) does not exist or is not a directory")
+        if inventory is not None and read_identity(log_dir).node_id not in (chosen.id, -1):
+            raise UsageError(
+                f"log dir {log_dir} belongs to broker {read_identity(log_dir).node_id} (meta.properties), "
+                f"not to broker {chosen.id} of --inventory {inventory}"
+            )
         if log_dir.resolve() not in seen:
             seen.add(log_dir.resolve())
             log_dirs.append(log_dir)
     if not log_dirs:
-        raise UsageError("no log dirs: give --log-dirs or a --server-properties with log.dirs")
+        raise UsageError("no log dirs: give --log-dirs, --inventory or a --server-properties with log.dirs")
     return tuple(log_dirs)
 
 
@@ -229,7 +274,13 @@ def config_args(namespace: argparse.Namespace) -> ConfigArgs:
     """
     broker = _load_config("--server-properties", namespace.server_properties, load_broker_config)
     topics = _load_config("--topic-config", namespace.topic_config, load_topic_overrides)
-    log_dirs = _log_dirs(namespace.log_dirs, broker, namespace.server_properties)
+    log_dirs = _log_dirs(
+        namespace.log_dirs,
+        broker,
+        namespace.server_properties,
+        inventory=namespace.inventory,
+        broker_id=namespace.broker,
+    )
     cluster = load_cluster_view(
         log_dirs,
         broker,

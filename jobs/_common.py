@@ -46,9 +46,10 @@ from jobs._results import (
     refused_unclean,
     run_partition_work,
     skipped_row,
+    summary_line,
     write_result_json,
 )
-from jobs._spark import get_spark, run_on_executors, run_partition_tasks, spark_defaults
+from jobs._spark import get_spark, run_partition_tasks, spark_defaults
 
 __all__ = [
     "EXIT_FAILED",
@@ -84,10 +85,10 @@ __all__ = [
     "progress_line",
     "refused_unclean",
     "run_main",
-    "run_on_executors",
     "run_partition_tasks",
     "run_partition_work",
     "skipped_row",
     "spark_defaults",
+    "summary_line",
     "write_result_json",
 ]

@@ -1,12 +1,13 @@
 """The shared `main` of a logkeeper job: parse, run, write the results, map the outcome to an exit code.
 
 Exit 2 with one line for bad arguments or configuration, a run that refuses to guess a topic's
-config, or a log dir that must not be maintained (:mod:`storage_core.log_dir_check`) (nothing
-touched), 3 with one line when a live process holds a log dir's `.lock` (nothing touched),
-otherwise 1 if any partition failed, is corrupt or was truncated (records moved to the quarantine),
-or the driver's own I/O failed (one line naming the file), and 0 if none did. The per-partition
-rows go to the Delta maintenance log, then `--result-json`; each failed, corrupt or truncated
-partition gets one line on stderr saying why.
+config, a log dir that must not be maintained (:mod:`storage_core.log_dir_check`), or executors
+that do not see the log dirs as the driver does (:mod:`jobs._probe`) (nothing touched), 3 with one
+line when a live process holds a log dir's `.lock` (nothing touched), otherwise 1 if any partition
+failed, is corrupt or was truncated (records moved to the quarantine), or the driver's own I/O failed
+(one line naming the file), and 0 if none did. The per-partition rows go to the Delta maintenance
+log, then `--result-json`; each failed, corrupt or truncated partition gets one line on stderr saying
+why.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from jobs._args import UsageError
+from jobs._probe import probe_if_on_a_cluster
 from jobs._results import (
     EXIT_FAILED,
     EXIT_REFUSED,
@@ -25,6 +27,7 @@ from jobs._results import (
     JobSummary,
     os_error_line,
     settings_lines,
+    summary_line,
     write_result_json,
 )
 from storage_core.errors import InvalidLogDirError, LogDirLockedError
@@ -48,6 +51,7 @@ def run_main(job: str, parse: Callable[[list[str]], Any], run: Callable[[Any], J
     """
     try:
         args = parse(argv)
+        probe_if_on_a_cluster(args.common.master, args.common.log_dirs, f"logkeeper {job}")
     except UsageError as exc:
         print(f"logkeeper {job}: {_one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
@@ -59,11 +63,7 @@ def run_main(job: str, parse: Callable[[list[str]], Any], run: Callable[[Any], J
 
     write_maintenance_log(args.common.warehouse, summary)  # first: the audit trail never depends on the JSON
     reported = report_result_json(job, args.common.result_json, summary)
-    print(
-        f"logkeeper {job}: {len(summary.rows)} partitions, {summary.status_counts()}"
-        + (" (dry run: nothing changed)" if summary.dry_run else ""),
-        file=sys.stderr,
-    )
+    print(summary_line(job, summary), file=sys.stderr)
     if summary.dry_run and (lines := settings_lines(summary.rows)):
         print("settings used, per topic (value and where it came from):", file=sys.stderr)
         print("\n".join(lines), file=sys.stderr)

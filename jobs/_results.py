@@ -28,7 +28,6 @@ import dataclasses
 import enum
 import json
 import os
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterable
@@ -182,23 +181,21 @@ def partition_row(part: PartitionTask, status: str, *, started: float | None, **
     )
 
 
-class RankedTask(Protocol):
-    """What :func:`run_partition_work` needs of a job's task: the partition and its place in the order."""
+class PartitionWork(Protocol):
+    """What :func:`run_partition_work` needs of a job's task: the partition."""
 
     @property
     def partition(self) -> PartitionTask: ...
-    @property
-    def rank(self) -> int: ...
-    @property
-    def total(self) -> int: ...
 
 
 def run_partition_work(
-    task: RankedTask, work: Callable[[float], PartitionRow], *, read_only: bool = False
+    task: PartitionWork, work: Callable[[float], PartitionRow], *, read_only: bool = False
 ) -> PartitionRow:
     """Executor side of every job: `work(started)` makes the partition's row from its storage_core
     call (`started`: `time.monotonic()` before it); a StorageError or OSError it raises becomes a
-    failed row instead (no error escapes a task). The row's progress line then goes to stderr.
+    failed row instead (no error escapes a task). The driver prints the row's progress line when the
+    task finishes (:func:`jobs._spark.run_partition_tasks`), never the executor: on a cluster an
+    executor's stderr lands in its worker's log.
 
     A `read_only` run (a dry run, beside a live broker that holds the `.lock`) may see a file
     vanish while it reads (retention or the cleaner ran): that is a `changed_during_read` row, not
@@ -206,17 +203,13 @@ def run_partition_work(
     """
     started = time.monotonic()
     try:
-        row = work(started)
+        return work(started)
     except FileNotFoundError as exc:
-        row = (
-            partition_row(task.partition, CHANGED_DURING_READ, started=started, error_message=str(exc))
-            if read_only
-            else failed_row(task.partition, started, exc)
-        )
+        if not read_only:
+            return failed_row(task.partition, started, exc)
+        return partition_row(task.partition, CHANGED_DURING_READ, started=started, error_message=str(exc))
     except (StorageError, OSError) as exc:
-        row = failed_row(task.partition, started, exc)
-    print(progress_line(task.rank, task.total, row), file=sys.stderr, flush=True)
-    return row
+        return failed_row(task.partition, started, exc)
 
 
 def failed_row(part: PartitionTask, started: float, exc: BaseException) -> PartitionRow:
@@ -282,8 +275,19 @@ class ProgressRow(Protocol):
     def duration_ms(self) -> int: ...
 
 
+def summary_line(job: str, summary: JobSummary) -> str:
+    """`logkeeper <job>: N partitions, K ok, T truncated, F failed (dir/partition, ...)`: the counts of
+    every status present, naming every failed, corrupt or truncated partition."""
+    failed = [f"{r.log_dir}/{r.dir_name}" for r in summary.rows if r.status in FAILED_STATUSES]
+    return (
+        f"logkeeper {job}: {len(summary.rows)} partitions, {summary.status_counts()}"
+        + (f" ({', '.join(failed)})" if failed else "")
+        + (" (dry run: nothing changed)" if summary.dry_run else "")
+    )
+
+
 def progress_line(rank: int, total: int, row: ProgressRow) -> str:
-    """`[n/N] topic-partition status bytes MB/s`, one per partition as it finishes."""
+    """`[n/N] topic-partition status bytes MB/s`, one per partition as it finishes (n: how many have finished)."""
     rate = row.size_bytes / 1e6 / max(row.duration_ms / 1000, 1e-3)
     return f"[{rank}/{total}] {row.dir_name} {row.status} {row.size_bytes} B {rate:.1f} MB/s"
 

@@ -15,6 +15,7 @@ _ARROW = {
     bool: pa.bool_(),
     float: pa.float64(),
     datetime.datetime: pa.timestamp("us", tz="UTC"),
+    datetime.date: pa.date32(),
 }
 
 
@@ -28,7 +29,7 @@ def _arrow_field(name: str, hint: Any) -> pa.Field:
 
 
 def arrow_schema(cls: type) -> pa.Schema:
-    """The Arrow schema of a flat dataclass (int, str, bool, float, UTC datetime fields; `| None` is nullable)."""
+    """The Arrow schema of a flat dataclass (int, str, bool, float, UTC datetime, date fields; `| None` is nullable)."""
     hints = typing.get_type_hints(cls)
     return pa.schema([_arrow_field(f.name, hints[f.name]) for f in dataclasses.fields(cls)])
 

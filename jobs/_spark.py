@@ -198,8 +198,3 @@ def run_partition_tasks(
             return sc.parallelize(list(tasks), numSlices=len(tasks)).map(task_fn).collect()
     finally:
         sc.setJobDescription(None)  # type: ignore[arg-type]
-
-
-def run_on_executors(spark: SparkSession, items: Sequence[T], fn: Callable[[T], R], *, description: str) -> list[R]:
-    """:func:`run_partition_tasks` for jobs whose executor functions print their own progress lines."""
-    return run_partition_tasks(spark, items, fn, description=description, log_progress=False)

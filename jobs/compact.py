@@ -48,7 +48,7 @@ from jobs._common import (
     partition_row,
     refused_unclean,
     run_main,
-    run_on_executors,
+    run_partition_tasks,
     run_partition_work,
     skipped_row,
 )
@@ -89,8 +89,6 @@ class CompactTask:
     high_watermark: int | None
     dedupe_buffer_bytes: int
     load_factor: float
-    rank: int
-    total: int
     dry_run_state: Path | None = None
 
 
@@ -216,7 +214,7 @@ def run(args: CompactArgs) -> JobSummary:
                 eligible.append(item)
         roots = quarantine_roots(common)
         tasks = []
-        for rank, item in enumerate(eligible, start=1):
+        for item in eligible:
             part = item.partition
             state = states[Path(part.log_dir)]
             tp = keys.get((part.log_dir, part.dir_name))
@@ -231,13 +229,11 @@ def run(args: CompactArgs) -> JobSummary:
                     high_watermark(state, tp, args.high_watermark_source),
                     min(args.dedupe_buffer_bytes or broker.offset_map_bytes, 2**31 - 1),
                     broker.dedupe_buffer_load_factor,
-                    rank,
-                    len(eligible),
                     common.dry_run_state,
                 )
             )
         spark = get_spark(common.master, "logkeeper compact")
-        done = run_on_executors(spark, tasks, compact_one, description=f"compact {len(tasks)} partitions")
+        done = run_partition_tasks(spark, tasks, compact_one, description=f"compact {len(tasks)} partitions")
         checkpoints = {}
         for log_dir, state in states.items():
             if not state.had_clean_shutdown:

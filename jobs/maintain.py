@@ -4,7 +4,8 @@ Recovery goes first; a log dir whose recovery failed gets no `.kafka_cleanshutdo
 destructive steps after it (retention, compact) refuse that dir and leave it as it is. A partition
 recovery truncated (records moved to the quarantine) is consistent and goes on to the next steps.
 Every step appends to the maintenance log under the same run id (`--run-id`, else a new one, given
-to every step), and quarantines into the same run directory; the exit code is the worst of the steps.
+to every step; a retried maintain replaces each step's rows of the first try), and quarantines into
+the same run directory; the exit code is the worst of the steps.
 A dry run keeps what each step would have changed for the next one (:mod:`jobs._load`), so it
 reports what a real run of the four steps would do. Common options go to every step; a step's own
 options (`--deep-verify`, `--handle-strays`, `--high-watermark-source`, `--file-delete-delay-ms`,
@@ -27,9 +28,10 @@ from typing import Any
 
 from jobs import compact, recover, retention, stats
 from jobs._audit import write_maintenance_log
-from jobs._common import EXIT_FAILED, EXIT_USAGE, FAILED_STATUSES, UsageError, new_run_id
+from jobs._common import EXIT_FAILED, EXIT_USAGE, FAILED_STATUSES, UsageError, new_run_id, summary_line
 from jobs._driver import RUN_ERRORS, report_result_json, report_run_error
 from jobs._log_dirs import holding_log_dirs
+from jobs._probe import ProbeError, probe_if_on_a_cluster
 from jobs._results import settings_lines
 
 STEPS = (("recover", recover), ("retention", retention), ("compact", compact), ("stats", stats))
@@ -83,6 +85,11 @@ def _steps(argv: list[str]) -> int:
             print(f"logkeeper maintain ({name}): {exc}", file=sys.stderr)
             return EXIT_USAGE
     common = parsed[0][2].common
+    try:  # the steps share the log dirs: one probe before the first changes anything
+        probe_if_on_a_cluster(common.master, common.log_dirs, "logkeeper maintain")
+    except ProbeError as exc:
+        print(f"logkeeper maintain: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         # One hold of every log dir's lock for all the steps: no process can take a dir between two.
         with holding_log_dirs(
@@ -108,13 +115,10 @@ def _run_steps(parsed: list[tuple[str, ModuleType, Any]]) -> int:
         step_json = None if result_json is None else result_json.with_name(f"{name}-{result_json.name}")
         if not report_result_json(f"maintain ({name})", step_json, summary):
             worst = max(worst, EXIT_FAILED)
-        print(f"logkeeper maintain: {name}: {len(summary.rows)} partitions, {summary.status_counts()}", file=sys.stderr)
+        print(summary_line(f"maintain: {name}", summary), file=sys.stderr)
         for row in summary.rows:
-            if row.status in FAILED_STATUSES:
-                print(
-                    f"  {row.log_dir}/{row.dir_name}: {row.status}: {row.error_type} {row.error_message}",
-                    file=sys.stderr,
-                )
+            if row.status in FAILED_STATUSES and row.error_message:
+                print(f"  {row.log_dir}/{row.dir_name}: {row.error_type} {row.error_message}", file=sys.stderr)
         if summary.dry_run and (lines := settings_lines(summary.rows)):
             print("\n".join(lines), file=sys.stderr)
         worst = max(worst, summary.exit_code)

@@ -28,7 +28,7 @@ from jobs._common import (
     log_dir_rows,
     partition_row,
     run_main,
-    run_on_executors,
+    run_partition_tasks,
     run_partition_work,
 )
 from jobs._load import job_fs
@@ -50,8 +50,6 @@ class RebuildTask:
     verify_only: bool
     dry_run: bool
     live: bool  # verify-only beside a live broker: read as a consumer reads (storage_core.live)
-    rank: int
-    total: int
     dry_run_state: Path | None = None
 
 
@@ -97,23 +95,16 @@ def run(args: RebuildArgs) -> JobSummary:
         live = {log_dir: args.verify_only and is_live(log_dir) for log_dir in common.log_dirs}
         found, rows = discover_log_dirs(common.log_dirs)
         tasks = []
-        for rank, part in enumerate(found, start=1):
+        for part in found:
             config = common.cluster.topic_config(part.log_dir, part.topic).config
             settings = SegmentSettings(config.index_interval_bytes, config.segment_index_bytes)
             tasks.append(
                 RebuildTask(
-                    part,
-                    settings,
-                    args.verify_only,
-                    common.dry_run,
-                    live[Path(part.log_dir)],
-                    rank,
-                    len(found),
-                    common.dry_run_state,
+                    part, settings, args.verify_only, common.dry_run, live[Path(part.log_dir)], common.dry_run_state
                 )
             )
         spark = get_spark(common.master, "logkeeper rebuild-indexes")
-        rows += run_on_executors(
+        rows += run_partition_tasks(
             spark, tasks, rebuild_partition, description=f"rebuild-indexes {len(tasks)} partitions"
         )
     log_dirs = log_dir_rows(common.log_dirs, locks)

@@ -45,7 +45,7 @@ from jobs._common import (
     log_dir_rows,
     partition_row,
     run_main,
-    run_on_executors,
+    run_partition_tasks,
     run_partition_work,
 )
 from jobs._load import job_fs, load_options, load_status, quarantine_roots
@@ -75,8 +75,6 @@ class RecoverTask:
 
     partition: PartitionDir
     options: LoadOptions
-    rank: int
-    total: int
     dry_run_state: Path | None = None
     settings: tuple[ConfigValue, ...] = ()
     stray_reason: str = ""  # the metadata image says the dir is a stray replica
@@ -157,7 +155,7 @@ def run(args: RecoverArgs) -> JobSummary:
         roots = quarantine_roots(common)
         keys = checkpoint_keys(found)
         tasks = []
-        for rank, (part, topic_config, stray_reason) in enumerate(zip(found, configs, strays, strict=True), start=1):
+        for part, topic_config, stray_reason in zip(found, configs, strays, strict=True):
             options = load_options(
                 common,
                 states[Path(part.log_dir)],
@@ -171,8 +169,6 @@ def run(args: RecoverArgs) -> JobSummary:
                 RecoverTask(
                     part,
                     options,
-                    rank,
-                    len(found),
                     common.dry_run_state,
                     topic_config.values(*SETTINGS),
                     stray_reason,
@@ -180,7 +176,7 @@ def run(args: RecoverArgs) -> JobSummary:
                 )
             )
         spark = get_spark(common.master, "logkeeper recover")
-        rows = run_on_executors(spark, tasks, recover_partition, description=f"recover {len(tasks)} partitions")
+        rows = run_partition_tasks(spark, tasks, recover_partition, description=f"recover {len(tasks)} partitions")
         closed = close_log_dirs(states, skipped + rows, require_clean=False, offsets_unchanged=False, fs=fs)
         rows += closed.failures
     for row in rows:

@@ -46,7 +46,7 @@ from jobs._common import (
     partition_row,
     refused_unclean,
     run_main,
-    run_on_executors,
+    run_partition_tasks,
     run_partition_work,
 )
 from jobs._load import job_fs, load_options, load_status, loaded_first, quarantine_roots
@@ -76,8 +76,6 @@ class RetentionTask:
     settings: tuple[ConfigValue, ...]
     high_watermark: int | None
     file_delete_delay_ms: int
-    rank: int
-    total: int
     dry_run_state: Path | None = None
 
 
@@ -151,7 +149,7 @@ def run(args: RetentionArgs) -> JobSummary:
                 rows.append(refused_unclean(item.partition))
         roots = quarantine_roots(common)
         tasks = []
-        for rank, item in enumerate(eligible, start=1):
+        for item in eligible:
             part = item.partition
             state = states[Path(part.log_dir)]
             tp = keys.get((part.log_dir, part.dir_name))
@@ -163,13 +161,11 @@ def run(args: RetentionArgs) -> JobSummary:
                     item.config.values(*SETTINGS),
                     high_watermark(state, tp, args.high_watermark_source),
                     args.file_delete_delay_ms,
-                    rank,
-                    len(eligible),
                     common.dry_run_state,
                 )
             )
         spark = get_spark(common.master, "logkeeper retention")
-        done = run_on_executors(spark, tasks, retain_partition, description=f"retention {len(tasks)} partitions")
+        done = run_partition_tasks(spark, tasks, retain_partition, description=f"retention {len(tasks)} partitions")
         closed = close_log_dirs(states, rows + done, require_clean=True, offsets_unchanged=False, fs=fs)
         rows += closed.failures
     log_dirs = log_dir_rows(common.log_dirs, locks, opened=states, closed=closed.written)

@@ -45,9 +45,10 @@ from jobs._common import (
     log_dir_rows,
     partition_row,
     run_main,
-    run_on_executors,
+    run_partition_tasks,
 )
 from jobs._delta import SEGMENT_STATS, write_run
+from jobs._fleet import log_dir_identity
 from jobs._load import job_fs, load_options, quarantine_roots
 from jobs._quality import validate_segment_stats
 from jobs._schema import to_spark_schema
@@ -94,36 +95,29 @@ def run(args: StatsArgs) -> JobSummary:
             RecoverTask(
                 p,
                 load_options(common, states[Path(p.log_dir)], p, roots, keys.get((p.log_dir, p.dir_name))),
-                rank,
-                len(clean),
                 common.dry_run_state,
             )
-            for rank, p in enumerate(clean, start=1)
+            for p in clean
         ]
         spark = get_spark(common.master, "logkeeper stats")
-        loaded = run_on_executors(spark, load_tasks, recover_partition, description=f"load {len(clean)} partitions")
+        loaded = run_partition_tasks(spark, load_tasks, recover_partition, description=f"load {len(clean)} partitions")
         closed = close_log_dirs(states, rows + loaded, require_clean=True, offsets_unchanged=False, fs=fs)
         rows += closed.failures
         topologies = {part: _topology(common.cluster, part) for part in found}
-        inputs = [
-            (
-                run_id,
-                run_ts_ms,
-                p.log_dir,
-                p.dir_name,
-                p.topic,
-                p.partition,
-                topologies[p].topic_id,
-                topologies[p].is_replica_of_this_broker,
-                live[Path(p.log_dir)],
+        inputs = []
+        for p in found:
+            who = log_dir_identity(p.log_dir)
+            topology = topologies[p]
+            identity = (run_id, run_ts_ms, p.log_dir, who.cluster_id, who.node_id, who.host, p.dir_name, p.topic)
+            inputs.append(
+                (*identity, p.partition, topology.topic_id, topology.is_replica_of_this_broker, live[Path(p.log_dir)])
             )
-            for p in found
-        ]
         spark.sparkContext.setJobDescription(f"stats: {len(found)} partitions")
         frame = spark.createDataFrame(
             inputs,
-            "run_id string, run_ts_ms long, log_dir string, dir_name string, topic string, partition long, "
-            "topic_id string, is_replica_of_this_broker boolean, live boolean",
+            "run_id string, run_ts_ms long, log_dir string, cluster_id string, node_id long, host string, "
+            "dir_name string, topic string, partition long, topic_id string, is_replica_of_this_broker boolean, "
+            "live boolean",
         ).repartition(max(1, min(len(inputs), spark.sparkContext.defaultParallelism * 4)))
         table = frame.mapInArrow(segment_stats_batches, to_spark_schema(SEGMENT_STATS_SCHEMA)).toArrow()
     started = time.monotonic()
@@ -133,7 +127,7 @@ def run(args: StatsArgs) -> JobSummary:
     if not passed:
         raise StatsValidationError(f"segment statistics failed validation; see {common.warehouse}/_validations")
     if not common.dry_run and table.num_rows:
-        write_run(common.warehouse / SEGMENT_STATS, table, key={"run_id": run_id})
+        write_run(common.warehouse / SEGMENT_STATS, table, run_id=run_id, log_dirs=[str(d) for d in common.log_dirs])
     loaded_rows = {(row.log_dir, row.dir_name): row for row in loaded}
     for part in found:
         row = loaded_rows.get((part.log_dir, part.dir_name)) or partition_row(part, "ok", started=started)

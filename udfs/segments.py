@@ -1,7 +1,8 @@
 """Arrow UDF over partitions: one `storage_core.segment_stats.partition_segment_stats` call per partition row.
 
-Input rows: run_id, run_ts_ms, log_dir, dir_name, topic, partition, topic_id,
-is_replica_of_this_broker, live.
+Input rows: run_id, run_ts_ms, log_dir, cluster_id, node_id, host, dir_name, topic, partition,
+topic_id, is_replica_of_this_broker, live (the log dir's identity, :mod:`jobs._fleet`, is read on
+the driver).
 Output rows: the `segment_stats` table, :data:`SEGMENT_STATS_SCHEMA` = the run and partition
 (:class:`SegmentKey`), then :class:`storage_core.segment_stats.SegmentStats`, then
 :class:`SnapshotColumns` (whether the partition's rows describe one consistent snapshot). Used with
@@ -26,14 +27,20 @@ from storage_core.segment_stats import SegmentStats, partition_segment_stats
 class SegmentKey:
     """Which run and which partition a segment_stats row belongs to.
 
-    `topic_id` is the partition dir's `partition.metadata` id ("" if none); `is_replica_of_this_broker`
-    whether the cluster's metadata log assigns the partition to this broker (null: unknown, no
-    metadata log or no node id; :mod:`storage_core.topology`).
+    `date` (the run's UTC day) is the table's partition column; `cluster_id`, `node_id` and `host`
+    say which broker's log dir it is (:mod:`jobs._fleet`). `topic_id` is the partition dir's
+    `partition.metadata` id ("" if none); `is_replica_of_this_broker` whether the cluster's metadata
+    log assigns the partition to this broker (null: unknown, no metadata log or no node id;
+    :mod:`storage_core.topology`).
     """
 
     run_id: str
     run_ts: datetime.datetime
+    date: datetime.date
     log_dir: str
+    cluster_id: str
+    node_id: int
+    host: str
     topic: str
     partition: int
     topic_id: str
@@ -59,10 +66,15 @@ def segment_stats_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Reco
     for batch in batches:
         rows = []
         for item in batch.to_pylist():
+            run_ts = datetime.datetime.fromtimestamp(item["run_ts_ms"] / 1000, tz=datetime.UTC)
             key = SegmentKey(
                 run_id=item["run_id"],
-                run_ts=datetime.datetime.fromtimestamp(item["run_ts_ms"] / 1000, tz=datetime.UTC),
+                run_ts=run_ts,
+                date=run_ts.date(),
                 log_dir=item["log_dir"],
+                cluster_id=item["cluster_id"],
+                node_id=item["node_id"],
+                host=item["host"],
                 topic=item["topic"],
                 partition=item["partition"],
                 topic_id=item["topic_id"],

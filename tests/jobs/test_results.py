@@ -54,8 +54,6 @@ def test_failed_row_carries_the_error() -> None:
 @dataclass(frozen=True)
 class _Task:
     partition: PartitionTask
-    rank: int = 2
-    total: int = 5
 
 
 def test_partition_work_makes_its_row_and_a_storage_or_io_error_a_failed_row(
@@ -73,7 +71,7 @@ def test_partition_work_makes_its_row_and_a_storage_or_io_error_a_failed_row(
 
     failed = run_partition_work(_Task(PART), fails)
     assert (failed.status, failed.error_type, failed.log_dir) == ("failed", "OSError", "/data/d1")
-    assert capsys.readouterr().err.splitlines()[-1].startswith("[2/5] orders-0 failed 2000000 B")
+    assert "[" not in capsys.readouterr().err  # progress lines are the driver's, never an executor's
 
     def bug(started: float) -> PartitionRow:
         raise KeyError("a bug is not a partition's failure")

@@ -18,6 +18,9 @@ def input_batch(log_dir: Path, dir_names: list[str], *, live: bool) -> pa.Record
             "run_id": "r1",
             "run_ts_ms": T0,
             "log_dir": str(log_dir),
+            "cluster_id": "c1",
+            "node_id": 7,
+            "host": "broker-7",
             "dir_name": dir_name,
             "topic": dir_name.rsplit("-", 1)[0],
             "partition": 0,
@@ -48,7 +51,8 @@ def test_one_output_row_per_segment_of_each_input_partition_with_the_table_schem
     assert {r["snapshot_consistent"] for r in rows} == {True}
     expected = dataclasses.asdict(segment_stats(logs / "orders-0", 0, is_active=False))
     assert {k: rows[0][k] for k in expected} == expected
-    assert {r["run_id"] for r in rows} == {"r1"}
+    assert {(r["run_id"], r["cluster_id"], r["node_id"], r["host"]) for r in rows} == {("r1", "c1", 7, "broker-7")}
+    assert {r["date"] for r in rows} == {rows[0]["run_ts"].date()}
     assert {(r["topic_id"], r["is_replica_of_this_broker"]) for r in rows} == {("", None)}
     assert out.column("run_ts").type == pa.timestamp("us", tz="UTC")
 
