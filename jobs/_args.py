@@ -170,17 +170,20 @@ class JobArgs:
     allow_missing_meta_properties: bool = False
 
 
-_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+# Airflow's own run ids (`scheduled__2026-11-24T00:00:00+00:00`) fit: its default
+# `allowed_run_id_pattern` is these characters; no `/`, and no leading `.`, so it is one plain name.
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._~:+-]{0,127}")
 _URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:/")
 
 
 def _run_id(value: str | None) -> str:
-    """`--run-id` (it names a quarantine directory: letters, digits, `.`, `_`, `-`), else a new one."""
+    """`--run-id` (it names a quarantine directory: letters, digits, `.`, `_`, `~`, `:`, `+`, `-`), else a new one."""
     if value is None:
         return new_run_id()
     if not _RUN_ID.fullmatch(value):
         raise UsageError(
-            f"--run-id {value!r}: use 1-128 letters, digits, '.', '_' or '-', starting with one of the first two"
+            f"--run-id {value!r}: use 1-128 letters, digits, '.', '_', '~', ':', '+' or '-', "
+            "starting with a letter or digit"
         )
     return value
 

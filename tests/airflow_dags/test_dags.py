@@ -26,6 +26,14 @@ DAGS = REPO / "airflow_dags"
 PIPELINE_PYTHON = REPO / ".venv" / "bin" / "python"
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _dags_folder_on_sys_path() -> Iterator[None]:
+    """Airflow puts the DAGs folder on sys.path (the DAG files import `_logkeeper`); so do the tests."""
+    sys.path.insert(0, str(DAGS))
+    yield
+    sys.path.remove(str(DAGS))
+
+
 @pytest.fixture(scope="module")
 def dagbag() -> DagBag:
     return DagBag(dag_folder=str(DAGS))
@@ -71,11 +79,8 @@ def test_the_fleet_dag_routes_each_broker_to_its_host(tmp_path: Path, monkeypatc
 
 
 def test_jobs_get_the_topic_config_file_of_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    sys.path.insert(0, str(DAGS))
-    try:
-        from _logkeeper import submit
-    finally:
-        sys.path.remove(str(DAGS))
+    from _logkeeper import submit
+
     monkeypatch.setenv("LOGKEEPER_WAREHOUSE", "/wh")
     monkeypatch.delenv("LOGKEEPER_SPARK_MASTER", raising=False)
     monkeypatch.delenv("LOGKEEPER_TOPIC_CONFIG", raising=False)
