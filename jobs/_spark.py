@@ -10,13 +10,14 @@ finishes (PySpark merges accumulator updates on the driver per completed task), 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import gc
 import os
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, TypeVar
 
@@ -74,8 +75,9 @@ def get_spark(master: str | None, app_name: str) -> SparkSession:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class _Progress:
-    """What a finished task tells the driver for its progress line."""
+class Progress:
+    """What a finished partition tells the driver for its progress line (executors add it to the
+    feed of :func:`progress_feed`)."""
 
     dir_name: str
     status: str
@@ -86,10 +88,10 @@ class _Progress:
 class _ProgressFeed:
     """Accumulator param: a list of progress entries (None for rows without progress fields)."""
 
-    def zero(self, value: list[_Progress | None]) -> list[_Progress | None]:
+    def zero(self, value: list[Progress | None]) -> list[Progress | None]:
         return []
 
-    def addInPlace(self, left: list[_Progress | None], right: list[_Progress | None]) -> list[_Progress | None]:
+    def addInPlace(self, left: list[Progress | None], right: list[Progress | None]) -> list[Progress | None]:
         left.extend(right)
         return left
 
@@ -105,13 +107,13 @@ def _freeze_worker_heap() -> None:
     gc.freeze()
 
 
-def _run_and_report(executor_fn: Callable[[T], R], feed: Accumulator[list[_Progress | None]], task: T) -> R:
+def _run_and_report(executor_fn: Callable[[T], R], feed: Accumulator[list[Progress | None]], task: T) -> R:
     """Executor side: run one task, then send its progress entry to the driver."""
     _freeze_worker_heap()
     row = executor_fn(task)
     entry = None
     if isinstance(row, ProgressRow):
-        entry = _Progress(row.dir_name, row.status, row.size_bytes, row.duration_ms)
+        entry = Progress(row.dir_name, row.status, row.size_bytes, row.duration_ms)
     feed.add([entry])
     return row
 
@@ -122,7 +124,7 @@ class _ProgressMonitor:
     _BAR = 30
 
     def __init__(
-        self, feed: Accumulator[list[_Progress | None]], *, total: int, description: str, log_lines: bool, out: TextIO
+        self, feed: Accumulator[list[Progress | None]], *, total: int, description: str, log_lines: bool, out: TextIO
     ) -> None:
         self._feed, self._total, self._description = feed, total, description
         self._log_lines, self._out, self._tty = log_lines, out, out.isatty()
@@ -166,6 +168,23 @@ class _ProgressMonitor:
         self._out.flush()
 
 
+@contextlib.contextmanager
+def progress_feed(
+    spark: SparkSession, *, total: int, description: str, log_lines: bool = True
+) -> Iterator[Accumulator[list[Progress | None]]]:
+    """A feed executors add :class:`Progress` entries to while the block runs a Spark job; the driver
+    prints `[n/N] ...` as they arrive (n: how many have finished; unless not `log_lines`) and draws a
+    bar on a terminal. The job's description (`sc.setJobDescription`) is `description` for the block."""
+    sc = spark.sparkContext
+    sc.setJobDescription(description)
+    feed = sc.accumulator([], _ProgressFeed())
+    try:
+        with _ProgressMonitor(feed, total=total, description=description, log_lines=log_lines, out=sys.stderr):
+            yield feed
+    finally:
+        sc.setJobDescription(None)  # type: ignore[arg-type]
+
+
 def run_partition_tasks(
     spark: SparkSession,
     tasks: Sequence[T],
@@ -174,7 +193,9 @@ def run_partition_tasks(
     description: str,
     log_progress: bool = True,
 ) -> list[R]:
-    """Run `executor_fn` over `tasks`, one Spark task each, and return the rows in task order.
+    """Run `executor_fn` over `tasks`, one Spark task each, and return the rows in task order; the
+    driver logs `[n/N] ...` as partitions finish (rows with `dir_name`, `status`, `size_bytes`,
+    `duration_ms`) unless not `log_progress`.
 
     Args:
         spark: the session.
@@ -183,18 +204,9 @@ def run_partition_tasks(
             storage_core entry point and returns a typed row; it must turn StorageError and
             OSError into a failed row.
         description: the Spark job description (`sc.setJobDescription`), also shown by the bar.
-        log_progress: log `[n/N] ...` on the driver as partitions finish (rows with `dir_name`,
-            `status`, `size_bytes`, `duration_ms`).
     """
     if not tasks:
         return []
-    sc = spark.sparkContext
-    sc.setJobDescription(description)
-    feed = sc.accumulator([], _ProgressFeed())
-    task_fn = functools.partial(_run_and_report, executor_fn, feed)
-    monitor = _ProgressMonitor(feed, total=len(tasks), description=description, log_lines=log_progress, out=sys.stderr)
-    try:
-        with monitor:
-            return sc.parallelize(list(tasks), numSlices=len(tasks)).map(task_fn).collect()
-    finally:
-        sc.setJobDescription(None)  # type: ignore[arg-type]
+    with progress_feed(spark, total=len(tasks), description=description, log_lines=log_progress) as feed:
+        task_fn = functools.partial(_run_and_report, executor_fn, feed)
+        return spark.sparkContext.parallelize(list(tasks), numSlices=len(tasks)).map(task_fn).collect()

@@ -23,6 +23,7 @@ reported with a `stray_replica` action on their partition row.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sys
 import time
 from dataclasses import dataclass
@@ -52,6 +53,7 @@ from jobs._fleet import log_dir_identity
 from jobs._load import job_fs, load_options, quarantine_roots
 from jobs._quality import validate_segment_stats
 from jobs._schema import to_spark_schema
+from jobs._spark import progress_feed
 from jobs.recover import RecoverTask, recover_partition
 from storage_core.live import is_live
 from storage_core.log_dir import open_log_dir
@@ -112,14 +114,15 @@ def run(args: StatsArgs) -> JobSummary:
             inputs.append(
                 (*identity, p.partition, topology.topic_id, topology.is_replica_of_this_broker, live[Path(p.log_dir)])
             )
-        spark.sparkContext.setJobDescription(f"stats: {len(found)} partitions")
         frame = spark.createDataFrame(
             inputs,
             "run_id string, run_ts_ms long, log_dir string, cluster_id string, node_id long, host string, "
             "dir_name string, topic string, partition long, topic_id string, is_replica_of_this_broker boolean, "
             "live boolean",
         ).repartition(max(1, min(len(inputs), spark.sparkContext.defaultParallelism * 4)))
-        table = frame.mapInArrow(segment_stats_batches, to_spark_schema(SEGMENT_STATS_SCHEMA)).toArrow()
+        with progress_feed(spark, total=len(found), description=f"stats: {len(found)} partitions") as feed:
+            batches = functools.partial(segment_stats_batches, progress=feed)
+            table = frame.mapInArrow(batches, to_spark_schema(SEGMENT_STATS_SCHEMA)).toArrow()
     started = time.monotonic()
     passed = validate_segment_stats(
         table.to_pandas(), result_path=common.warehouse / "_validations" / f"segment_stats-{run_id}.json"

@@ -13,14 +13,20 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from jobs._schema import arrow_schema
+from jobs._spark import Progress
 from storage_core.segment_stats import SegmentStats, partition_segment_stats
+
+if TYPE_CHECKING:
+    from pyspark import Accumulator
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,8 +67,12 @@ SEGMENT_STATS_SCHEMA = pa.schema(
 )
 
 
-def segment_stats_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """mapInArrow function: compute the statistics of each input partition's segments."""
+def segment_stats_batches(
+    batches: Iterator[pa.RecordBatch], progress: Accumulator[list[Progress | None]] | None = None
+) -> Iterator[pa.RecordBatch]:
+    """mapInArrow function: compute the statistics of each input partition's segments; with a
+    `progress` feed (:func:`jobs._spark.progress_feed`), one entry per partition dir goes to the
+    driver when it is done."""
     for batch in batches:
         rows = []
         for item in batch.to_pylist():
@@ -80,7 +90,11 @@ def segment_stats_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Reco
                 topic_id=item["topic_id"],
                 is_replica_of_this_broker=item["is_replica_of_this_broker"],
             )
+            started = time.monotonic()
             snapshot, stats = partition_segment_stats(Path(item["log_dir"]) / item["dir_name"], live=item["live"])
             columns = dataclasses.asdict(SnapshotColumns(item["live"], snapshot.consistent))
             rows += [{**dataclasses.asdict(key), **dataclasses.asdict(s), **columns} for s in stats]
+            if progress is not None:
+                size, took_ms = sum(s.log_bytes for s in stats), int((time.monotonic() - started) * 1000)
+                progress.add([Progress(item["dir_name"], "ok", size, took_ms)])
         yield from pa.Table.from_pylist(rows, schema=SEGMENT_STATS_SCHEMA).to_batches()

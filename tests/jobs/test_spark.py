@@ -10,7 +10,7 @@ import pytest
 
 from jobs._log_dirs import PartitionTask, discover_partitions
 from jobs._results import EXIT_FAILED, PartitionRow, exit_code, failed_row
-from jobs._spark import _Progress, _ProgressMonitor, run_partition_tasks, spark_defaults
+from jobs._spark import Progress, _ProgressMonitor, run_partition_tasks, spark_defaults
 from storage_core.errors import CorruptRecordError, StorageError
 
 
@@ -109,7 +109,7 @@ class _Terminal(io.StringIO):
 
 @dataclasses.dataclass
 class _Feed:
-    value: list[_Progress | None]
+    value: list[Progress | None]
 
 
 def test_progress_on_a_terminal_prints_lines_above_a_bar() -> None:
@@ -117,7 +117,7 @@ def test_progress_on_a_terminal_prints_lines_above_a_bar() -> None:
     out = _Terminal()
     monitor = _ProgressMonitor(feed, total=4, description="recover 4 partitions", log_lines=True, out=out)  # type: ignore[arg-type]
     with monitor:
-        feed.value += [_Progress("t-0", "ok", 2_000_000, 1000), None]  # None: a row without progress fields
+        feed.value += [Progress("t-0", "ok", 2_000_000, 1000), None]  # None: a row without progress fields
     text = out.getvalue()
     assert "[1/4] t-0 ok 2000000 B 2.0 MB/s\n" in text
     assert "[###############...............] 2/4 recover 4 partitions" in text
