@@ -78,8 +78,10 @@ def summarize(result: dict) -> dict:
 def run_job(job: str, *args: str, run_id: str, broker: Broker | None = None) -> dict:
     """Run one logkeeper job here and return its results for XCom: `{exit_code, steps: {name: summary}}`.
 
-    The run id is Airflow's, the same for every try of the task, so a retry replaces the rows of the
-    try before. A broker's stop and start hooks (if set) run around the job in this same task, so
+    The run id is the DAG's id and Airflow's run id (`<dag id>.<run id>`), the same for every try of
+    the task, so a retry replaces the rows of the try before, and two DAGs whose runs Airflow names
+    alike (the hourly stats and the nightly maintenance, both scheduled at 02:00) never replace each
+    other's rows. A broker's stop and start hooks (if set) run around the job in this same task, so
     the pool slot is held for as long as the broker is down.
 
     Raises:
@@ -89,6 +91,7 @@ def run_job(job: str, *args: str, run_id: str, broker: Broker | None = None) -> 
     from airflow.sdk import get_current_context
     from airflow.sdk.exceptions import AirflowSkipException
 
+    run_id = f"{get_current_context()['dag'].dag_id}.{run_id}"
     hooks = {"broker": "" if broker is None else str(broker.id), "host": "" if broker is None else broker.host}
     stop, start = os.environ.get("LOGKEEPER_STOP_BROKER"), os.environ.get("LOGKEEPER_START_BROKER")
     with tempfile.TemporaryDirectory(prefix="logkeeper-") as tmp:

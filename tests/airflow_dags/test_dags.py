@@ -139,7 +139,7 @@ def test_stats_dag_runs_end_to_end_beside_a_live_broker(tmp_path: Path, live_bro
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     run_ids = json.loads(_pipeline(_RUN_IDS, str(tmp_path / "warehouse" / "segment_stats"), "run_id"))
     assert len(run_ids) == 1
-    assert run_ids[0].startswith("manual__")  # Airflow's run id, in the characters --run-id takes
+    assert run_ids[0].startswith("logkeeper_stats_hourly.manual__")  # the DAG's id and Airflow's run id
     lives = json.loads(_pipeline(_RUN_IDS, str(tmp_path / "warehouse" / "segment_stats"), "live"))
     assert lives == [False, True]
 
@@ -244,7 +244,7 @@ def test_the_fleet_dag_maintains_each_broker_and_skips_a_running_one(tmp_path: P
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     with sqlite3.connect(tmp_path / "airflow" / "airflow.db") as db:
         states = dict(db.execute("SELECT task_id, state FROM task_instance WHERE dag_id = 'logkeeper_nightly'"))
-        (run_id,) = db.execute("SELECT run_id FROM dag_run WHERE dag_id = 'logkeeper_nightly'").fetchone()
+        (dag_run_id,) = db.execute("SELECT run_id FROM dag_run WHERE dag_id = 'logkeeper_nightly'").fetchone()
         (value,) = db.execute(
             "SELECT value FROM xcom WHERE task_id = 'maintain_broker_1' AND key = 'return_value'"
         ).fetchone()
@@ -252,6 +252,7 @@ def test_the_fleet_dag_maintains_each_broker_and_skips_a_running_one(tmp_path: P
     outcome = json.loads(value) if isinstance(value, str) else json.loads(value.decode())
     assert outcome["exit_code"] == 0
     assert set(outcome["steps"]) == {"recover", "retention", "compact", "stats"}
+    run_id = f"logkeeper_nightly.{dag_run_id}"  # the DAG's id and Airflow's run id
     assert all(step["run_id"] == run_id and step["failed"] == [] for step in outcome["steps"].values())
     # The maintenance log holds broker 1's rows under the DAG run's id, and nothing of broker 2.
     rows = subprocess.run(
