@@ -83,8 +83,6 @@ class ScrubTask:
     recheck_ms: int
     deadline: float | None  # time.time() after which no segment is started
     save: bool
-    rank: int
-    total: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,7 +235,7 @@ def findings_table(run_id: str, done: list[ScrubRow], *, ts: datetime.datetime) 
 
 
 def run(args: ScrubArgs) -> JobSummary:
-    from jobs._common import get_spark, run_on_executors
+    from jobs._common import get_spark, run_partition_tasks
 
     common = args.common
     run_id = common.run_id
@@ -252,7 +250,7 @@ def run(args: ScrubArgs) -> JobSummary:
     live = {log_dir: is_live(log_dir) for log_dir in common.log_dirs}
     found, rows = discover_log_dirs(common.log_dirs)
     tasks = []
-    for rank, part in enumerate(found, start=1):
+    for part in found:
         log_dir = Path(part.log_dir)
         tasks.append(
             ScrubTask(
@@ -266,15 +264,14 @@ def run(args: ScrubArgs) -> JobSummary:
                 args.recheck_period_ms,
                 deadline,
                 not common.dry_run,
-                rank,
-                len(found),
             )
         )
     spark = get_spark(common.master, "logkeeper scrub")
-    done = run_on_executors(spark, tasks, scrub_one, description=f"scrub {len(tasks)} partitions")
+    done = run_partition_tasks(spark, tasks, scrub_one, description=f"scrub {len(tasks)} partitions")
     findings = findings_table(run_id, done, ts=datetime.datetime.now(datetime.UTC))
     if findings.num_rows and not common.dry_run:
-        write_run(common.warehouse / SCRUB_FINDINGS, findings, key={"run_id": run_id})
+        log_dirs = [str(d) for d in common.log_dirs]
+        write_run(common.warehouse / SCRUB_FINDINGS, findings, run_id=run_id, log_dirs=log_dirs)
     return JobSummary("scrub", run_id, common.dry_run, tuple(rows + [d.row for d in done]))
 
 
