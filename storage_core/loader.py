@@ -58,7 +58,7 @@ from storage_core.load_actions import ActionKind, FileChange, LoadAction, action
 from storage_core.offset_order import first_out_of_order
 from storage_core.overlay_fs import OverlayFileSystem
 from storage_core.partition_segments import PartitionSegments, SegmentSettings
-from storage_core.producer_rebuild import rebuild_producer_state, replay_recovered_batch
+from storage_core.producer_rebuild import RecoveredBatchReplay, rebuild_producer_state
 from storage_core.producer_state import ProducerStateManager
 from storage_core.quarantine import QuarantineArea, quarantine
 from storage_core.records.file_records import scan_valid_prefix
@@ -348,9 +348,7 @@ class _Loader:
 
         try:
             truncated = segment.recover(
-                on_batch=lambda batch: replay_recovered_batch(
-                    batch, psm=psm, epochs=self.epoch_starts, txn_index=segment.txn_index
-                ),
+                on_batch=RecoveredBatchReplay(psm=psm, epochs=self.epoch_starts, txn_index=lambda: segment.txn_index),
                 end=None if out_of_order is None else out_of_order[0],
                 before_truncate=keep_what_is_cut,
             )

@@ -14,7 +14,7 @@ Two Kafka procedures share the per-batch replay here:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Protocol
 
 from storage_core.errors import CorruptRecordError
@@ -25,6 +25,7 @@ from storage_core.records.control import ControlRecordType, EndTxnMarker, parse_
 from storage_core.records.legacy import LegacyBatch
 
 Batch = RecordBatch | LegacyBatch
+_INT32_MAX = 2**31 - 1
 
 
 class BatchSource(Protocol):
@@ -105,6 +106,48 @@ def replay_recovered_batch(
         if latest is None or epoch > latest:
             epochs.assign(epoch, batch.base_offset)
     replay_producer_batch(psm, batch, txn_index)
+
+
+class RecoveredBatchReplay:
+    """:func:`replay_recovered_batch` as `LogSegment.recover`'s `on_batch`, for the batches that
+    need it (a :class:`~storage_core.segment.SelectiveBatchObserver`).
+
+    A v2 batch without a producer id whose leader epoch is not above the sink's latest, nor above
+    the newest epoch this segment's walk has offered, changes nothing but the producer map's end
+    offset (in one segment offsets grow, so such an epoch is already recorded at a lower offset, or
+    lies below an epoch that starts earlier, which the sink ignores when it applies them in offset
+    order), so the walk passes such batches by and reports only the last one's last offset
+    (:meth:`skipped_to`): the state ends as if each had been replayed.
+    `txn_index` returns the segment's txn index when a batch is replayed (recovery replaces the
+    segment's index with one it builds in memory).
+    """
+
+    def __init__(
+        self,
+        *,
+        psm: ProducerStateManager,
+        epochs: EpochSink | None,
+        txn_index: Callable[[], TransactionIndex],
+    ) -> None:
+        self.psm = psm
+        self.epochs = epochs
+        self.txn_index = txn_index
+        self._walk_latest = -1  # the newest leader epoch this segment's walk offered
+
+    def __call__(self, batch: Batch) -> None:
+        replay_recovered_batch(batch, psm=self.psm, epochs=self.epochs, txn_index=self.txn_index())
+        if batch.magic >= 2:
+            self._walk_latest = max(self._walk_latest, batch.partition_leader_epoch)
+
+    @property
+    def epoch_floor(self) -> int:
+        if self.epochs is None:
+            return _INT32_MAX  # no epoch is wanted
+        latest = self.epochs.latest_epoch
+        return max(self._walk_latest, -1 if latest is None else latest)
+
+    def skipped_to(self, last_offset: int) -> None:
+        self.psm.map_end_offset = last_offset + 1
 
 
 def rebuild_producer_state(

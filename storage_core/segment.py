@@ -19,12 +19,13 @@ the next load recovers the segment again and reaches the same state.
 from __future__ import annotations
 
 import contextlib
-import struct
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
-from storage_core import names
+from storage_core import names, native
 from storage_core.errors import CorruptRecordError, OffsetOverflowError
 from storage_core.fs import FileSystem, default_fs
 from storage_core.index.offset_index import OffsetIndex, OffsetPosition
@@ -32,15 +33,33 @@ from storage_core.index.sparse_index import DEFAULT_MAX_INDEX_SIZE
 from storage_core.index.time_index import TimeIndex
 from storage_core.index.txn_index import TransactionIndex
 from storage_core.load_actions import FileChange
-from storage_core.records.batch import (
-    ATTRIBUTES_POSITION,
-    FIELDS,
-    LOG_OVERHEAD,
-    MAGIC_VALUE,
-    RECORD_BATCH_OVERHEAD,
-    RecordBatch,
+from storage_core.native.layout import (
+    REPLAY_EVERY,
+    REPLAY_NONE,
+    REPLAY_PRODUCER_OR_EPOCH,
+    STOP_LEGACY,
+    STOP_REPLAY,
+    STOP_SLOW,
+    W_BATCH_POSITION,
+    W_EPOCH_FLOOR,
+    W_HAVE_SKIPPED,
+    W_LAST_INDEX_ENTRY,
+    W_MAX_TIMESTAMP,
+    W_OFFSET_OF_MAX,
+    W_OI_CAPACITY,
+    W_OI_COUNT,
+    W_OI_LAST,
+    W_POSITION,
+    W_SKIPPED_LAST,
+    W_TI_CAPACITY,
+    W_TI_COUNT,
+    W_TI_LAST_OFFSET,
+    W_TI_LAST_TIMESTAMP,
+    WF_INDEX,
+    WF_VERIFY_CRC,
+    walk_state,
 )
-from storage_core.records.crc import crc32c
+from storage_core.records.batch import RecordBatch
 from storage_core.records.file_records import (
     HEADER_SIZE_UP_TO_MAGIC,
     Batch,
@@ -50,8 +69,6 @@ from storage_core.records.file_records import (
 )
 
 _INT32_MAX = 2**31 - 1
-# The v2 header fields recovery reads, base offset through max timestamp (the first 43 bytes).
-_RECOVERY_FIELDS = struct.Struct(">" + "".join(code for _, code in FIELDS[: FIELDS.index(("max_timestamp", "q")) + 1]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,13 +80,35 @@ class RebuiltIndexes:
     valid_bytes: int
 
 
+@runtime_checkable
+class SelectiveBatchObserver(Protocol):
+    """An `on_batch` that needs to see only some batches (recovery's producer-state replay).
+
+    It is called with every legacy batch and every v2 batch that has a producer id or a leader
+    epoch above :attr:`epoch_floor`; of the v2 batches in between it is told only the last one's
+    last offset (:meth:`skipped_to`), before the next call and at the end. For such an observer
+    the walk runs in the native core without a Python object per batch.
+    """
+
+    def __call__(self, batch: Batch) -> None: ...
+
+    @property
+    def epoch_floor(self) -> int:
+        """Batches whose leader epoch is above this are wanted (2^31-1: none for its epoch)."""
+        ...
+
+    def skipped_to(self, last_offset: int) -> None:
+        """The v2 batches walked past since the last call end at `last_offset`."""
+        ...
+
+
 def build_segment_indexes(
     buffer: Buffer,
     *,
     offset_index: OffsetIndex,
     time_index: TimeIndex,
     index_interval_bytes: int,
-    on_batch: Callable[[Batch], None] | None = None,
+    on_batch: Callable[[Batch], None] | SelectiveBatchObserver | None = None,
 ) -> RebuiltIndexes:
     """Kafka's `LogSegment.recover` loop into empty in-memory indexes (kafka-format.md §6.2).
 
@@ -78,54 +117,135 @@ def build_segment_indexes(
     (batch last offset -> batch position) and offer (max timestamp, its offset) to the time index.
     Stops at the first invalid batch; ends with the time index's final entry (full check skipped).
 
-    Speed: a well-formed magic-2 batch (the common case) is read with one header unpack and one
-    CRC call, without a batch object unless `on_batch` wants one; anything else (a legacy entry,
-    bad framing, a torn tail) goes through :func:`iterate_batches`, which owns the framing rules.
+    The well-formed v2 batches are walked by `storage_core.native.walk` (the C core, or its twin),
+    which also writes their index entries; a legacy entry, an offset out of range or an index entry
+    the index would refuse is handled here, one batch at a time (:func:`_index_one_batch`), so the
+    errors are raised by the indexes themselves. `on_batch` gets every valid batch in order after
+    it is indexed, or, if it is a :class:`SelectiveBatchObserver`, only the batches it wants.
     """
-    base_offset = offset_index.base_offset
     view = memoryview(buffer)
     end = len(view)
-    unpack_header = _RECOVERY_FIELDS.unpack_from
-    max_timestamp, offset_of_max_timestamp = -1, -1
-    position = 0
-    last_index_entry = 0
+    base_offset = offset_index.base_offset
+    replay = REPLAY_NONE
+    if isinstance(on_batch, SelectiveBatchObserver):
+        replay = REPLAY_PRODUCER_OR_EPOCH
+    elif on_batch is not None:
+        replay = REPLAY_EVERY
     try:
-        while position + HEADER_SIZE_UP_TO_MAGIC < end:
-            batch: Batch | None = None
-            if position + RECORD_BATCH_OVERHEAD <= end:
-                first, length, _, magic, crc, _, delta, _, batch_max = unpack_header(view, position)
-                batch_end = position + LOG_OVERHEAD + length
-            else:
-                magic = None
-            if magic == MAGIC_VALUE and length >= RECORD_BATCH_OVERHEAD - LOG_OVERHEAD and batch_end <= end:
-                if crc32c(view[position + ATTRIBUTES_POSITION : batch_end]) != crc:
-                    break  # Kafka: "Found invalid messages in log segment ... at byte offset <validBytes>"
-                last = first + delta
-            else:
-                batch = next(iterate_batches(view, start=position), None)
-                if batch is None:
-                    break  # a torn tail
-                batch.ensure_valid()
-                last, batch_max, batch_end = batch.last_offset, batch.max_timestamp, position + batch.size_in_bytes
-            if not 0 <= last - base_offset <= _INT32_MAX:
-                raise OffsetOverflowError(
-                    "offset cannot be stored relative to the segment's base offset",
-                    segment=offset_index.path,
-                    offset=last,
-                )
-            if batch_max > max_timestamp:
-                max_timestamp, offset_of_max_timestamp = batch_max, last
-            if position - last_index_entry > index_interval_bytes:
-                offset_index.append(last, position)
-                time_index.maybe_append(max_timestamp, offset_of_max_timestamp)
-                last_index_entry = position
-            if on_batch is not None:
-                on_batch(batch or RecordBatch(view, position))
-            position = batch_end
-    except CorruptRecordError:
-        pass  # as above: the valid prefix ends at `position`
+        flags = WF_VERIFY_CRC | WF_INDEX
+        state = walk_state(end=end, flags=flags, segment_base=base_offset, interval=index_interval_bytes, replay=replay)
+    except OverflowError:  # a base offset or interval beyond int64: every batch goes the one-by-one way
+        state = None
+    offset_entries, time_entries = bytearray(), bytearray()
+    position, last_index_entry, max_timestamp, offset_of_max_timestamp = 0, 0, -1, -1
+    while True:
+        if state is not None:
+            state[W_POSITION], state[W_LAST_INDEX_ENTRY] = position, last_index_entry
+            state[W_MAX_TIMESTAMP], state[W_OFFSET_OF_MAX] = max_timestamp, offset_of_max_timestamp
+            _sync_index_state(state, offset_index, time_index)
+            if replay == REPLAY_PRODUCER_OR_EPOCH:
+                state[W_EPOCH_FLOOR] = on_batch.epoch_floor  # type: ignore[union-attr]
+            stop = native.walk(view, state, offset_entries, time_entries)
+            offset_index.append_encoded(offset_entries, _entries_since(state[W_OI_COUNT], offset_index))
+            time_index.append_encoded(time_entries, _entries_since(state[W_TI_COUNT], time_index))
+            del offset_entries[:], time_entries[:]
+            position, last_index_entry = state[W_POSITION], state[W_LAST_INDEX_ENTRY]
+            max_timestamp, offset_of_max_timestamp = state[W_MAX_TIMESTAMP], state[W_OFFSET_OF_MAX]
+            if state[W_HAVE_SKIPPED]:
+                on_batch.skipped_to(state[W_SKIPPED_LAST])  # type: ignore[union-attr]
+                state[W_HAVE_SKIPPED] = 0
+            if stop == STOP_REPLAY:
+                batch_position = state[W_BATCH_POSITION]
+                try:
+                    on_batch(RecordBatch(view, batch_position))  # type: ignore[misc]
+                except CorruptRecordError:
+                    position = batch_position  # as below: the valid prefix ends at this batch
+                    break
+                continue
+            if stop not in (STOP_LEGACY, STOP_SLOW):
+                break  # the valid prefix ends at `position`
+        if position + HEADER_SIZE_UP_TO_MAGIC >= end:
+            break
+        step = _index_one_batch(
+            view,
+            position,
+            offset_index=offset_index,
+            time_index=time_index,
+            index_interval_bytes=index_interval_bytes,
+            last_index_entry=last_index_entry,
+            max_timestamp=max_timestamp,
+            offset_of_max_timestamp=offset_of_max_timestamp,
+            on_batch=on_batch,
+        )
+        next_position, last_index_entry, max_timestamp, offset_of_max_timestamp = step
+        if next_position is None:
+            break
+        position = next_position
     time_index.maybe_append(max_timestamp, offset_of_max_timestamp, skip_full_check=True)
     return RebuiltIndexes(offset_index, time_index, position)
+
+
+def _sync_index_state(state: array, offset_index: OffsetIndex, time_index: TimeIndex) -> None:
+    """The walk state's view of the two indexes: counts, capacities, last entries (relative)."""
+    state[W_OI_COUNT], state[W_OI_CAPACITY] = offset_index.entry_count, offset_index.max_entries
+    state[W_OI_LAST] = offset_index.raw_entry(offset_index.entry_count - 1)[0] if offset_index.entry_count else 0
+    state[W_TI_COUNT], state[W_TI_CAPACITY] = time_index.entry_count, time_index.max_entries
+    state[W_TI_LAST_TIMESTAMP], state[W_TI_LAST_OFFSET] = (
+        time_index.raw_entry(time_index.entry_count - 1) if time_index.entry_count else (-1, 0)
+    )
+
+
+def _entries_since(count: int, index: OffsetIndex | TimeIndex) -> int:
+    return count - index.entry_count
+
+
+def _index_one_batch(
+    view: memoryview,
+    position: int,
+    *,
+    offset_index: OffsetIndex,
+    time_index: TimeIndex,
+    index_interval_bytes: int,
+    last_index_entry: int,
+    max_timestamp: int,
+    offset_of_max_timestamp: int,
+    on_batch: Callable[[Batch], None] | None,
+) -> tuple[int | None, int, int, int]:
+    """`LogSegment.recover`'s loop body for the entry at `position`, whatever its magic, through
+    the batch objects and the indexes' own checks.
+
+    Returns:
+        (next position, last index entry, max timestamp, its offset); the next position is None
+        where the valid prefix ends (a torn or corrupt entry, a CRC mismatch, `on_batch` finding a
+        corrupt record: then the batch's index entries and timestamp stay, as in Kafka's loop).
+
+    Raises:
+        OffsetOverflowError, InvalidOffsetError, ValueError (a full index), as the indexes raise them.
+    """
+    base_offset = offset_index.base_offset
+    try:
+        batch = next(iterate_batches(view, start=position), None)
+        if batch is None:
+            return None, last_index_entry, max_timestamp, offset_of_max_timestamp  # a torn tail
+        batch.ensure_valid()  # Kafka: "Found invalid messages in log segment ... at byte offset <validBytes>"
+        last, batch_max = batch.last_offset, batch.max_timestamp
+        if not 0 <= last - base_offset <= _INT32_MAX:
+            raise OffsetOverflowError(
+                "offset cannot be stored relative to the segment's base offset",
+                segment=offset_index.path,
+                offset=last,
+            )
+        if batch_max > max_timestamp:
+            max_timestamp, offset_of_max_timestamp = batch_max, last
+        if position - last_index_entry > index_interval_bytes:
+            offset_index.append(last, position)
+            time_index.maybe_append(max_timestamp, offset_of_max_timestamp)
+            last_index_entry = position
+        if on_batch is not None:
+            on_batch(batch)
+    except CorruptRecordError:
+        return None, last_index_entry, max_timestamp, offset_of_max_timestamp  # as above: the prefix ends here
+    return position + batch.size_in_bytes, last_index_entry, max_timestamp, offset_of_max_timestamp
 
 
 def read_next_offset(

@@ -227,6 +227,18 @@ class SparseIndex(IndexFile):
         if position + len(entry) > self._length:  # a write past the end extends the file
             self._length = position + len(entry)
 
+    def append_encoded(self, entries: bytes | bytearray, count: int) -> None:
+        """Append `count` entries already encoded and checked (recovery's native walk writes them
+        with this index's own checks: increasing, within int32 of the base, not past `max_entries`)."""
+        if not count:
+            return
+        position = len(self._buf)
+        if not self._in_memory:
+            self._file().write_at(position, entries)
+        self._buf += entries
+        self._entries += count
+        self._length = max(self._length, len(self._buf))
+
     def _truncate_to_entries(self, entries: int) -> None:
         self._entries = min(entries, self._entries)
         del self._buf[self._entries * self.ENTRY.size :]

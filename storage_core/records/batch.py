@@ -41,6 +41,7 @@ import struct
 from collections.abc import Iterable
 from typing import NamedTuple
 
+from storage_core import native
 from storage_core.errors import CorruptRecordError
 from storage_core.records.compression import CODECS, CompressionType
 from storage_core.records.control import ControlRecordType, EndTxnMarker, encode_control_key, parse_control_key
@@ -52,7 +53,6 @@ from storage_core.records.record import (
     RecordFrame,
     TimestampType,
     encode_record,
-    frame_records,
     increment_sequence,
     record_of_frame,
 )
@@ -260,7 +260,7 @@ class RecordBatch(LogEntry):
             raise CorruptRecordError(f"invalid record count {count}", position=self.position)
         try:
             data = self._records_section()
-            return data, frame_records(data, count)
+            return data, native.frame_records(data, count)
         except (CorruptRecordError, IndexError) as exc:
             raise CorruptRecordError(f"invalid record in batch: {exc}", position=self.position) from None
 

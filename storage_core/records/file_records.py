@@ -33,18 +33,37 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
+from storage_core import native
 from storage_core.errors import CorruptRecordError
 from storage_core.fs import FileHandle, FileSystem, default_fs
+from storage_core.native.layout import (
+    INT64_MAX,
+    INT64_MIN,
+    STOP_BAD_MAGIC,
+    STOP_CRC_MISMATCH,
+    STOP_END,
+    STOP_LEGACY,
+    STOP_PAST_END,
+    STOP_SIZE_TOO_SMALL,
+    STOP_SLOW,
+    STOP_TRUNCATED_HEADER,
+    STOP_V2_TOO_SMALL,
+    W_BATCHES,
+    W_HAVE_LAST,
+    W_LAST_OFFSET,
+    W_POSITION,
+    WF_CHECK_OFFSETS,
+    WF_VERIFY_CRC,
+    walk_state,
+)
 from storage_core.records.batch import (
-    ATTRIBUTES_POSITION,
-    CRC_POSITION,
     FIELD_CODE,
+    FIELD_POSITION,
     LOG_OVERHEAD,
     MAGIC_POSITION,
     RECORD_BATCH_OVERHEAD,
     RecordBatch,
 )
-from storage_core.records.crc import crc32c
 from storage_core.records.legacy import RECORD_OVERHEAD_V0, LegacyBatch
 
 Batch = RecordBatch | LegacyBatch
@@ -59,10 +78,8 @@ _FRAME = struct.Struct(
     + FIELD_CODE["magic"]
 )
 HEADER_SIZE_UP_TO_MAGIC = _FRAME.size  # 17
-# What the v2 scan reads after the frame: CRC, attributes, last offset delta (contiguous from CRC_POSITION).
-_CRC_TO_LAST_OFFSET_DELTA = struct.Struct(
-    ">" + FIELD_CODE["crc"] + FIELD_CODE["attributes"] + FIELD_CODE["last_offset_delta"]
-)
+LAST_OFFSET_DELTA_POSITION = FIELD_POSITION["last_offset_delta"]
+_LAST_OFFSET_DELTA = struct.Struct(">" + FIELD_CODE["last_offset_delta"])
 _MAX_FILE_SIZE = 2**31 - 1  # positions in a segment (and in its offset index) are int32
 
 
@@ -139,50 +156,62 @@ def scan_valid_prefix(buffer: Buffer, *, verify_crc: bool = True, check_offsets:
     Returns:
         The prefix's length, batch count and last offset, and where and why it ends.
     """
-    end = len(buffer)
     view = memoryview(buffer)
-    frame = _FRAME.unpack_from
-    crc_to_delta = _CRC_TO_LAST_OFFSET_DELTA.unpack_from
-    position = 0
-    count = 0
-    last_offset: int | None = None
-    reason: str | None = None
-    while position < end:
-        if position + HEADER_SIZE_UP_TO_MAGIC >= end:
-            reason = "truncated batch header"
-            break
-        base_offset, size, magic = frame(view, position)
-        if size < RECORD_OVERHEAD_V0:
-            reason = f"batch size {size} is below the minimum 14" + (" (zero-filled tail)" if size == 0 else "")
-            break
-        batch_end = position + LOG_OVERHEAD + size
-        if batch_end > end:
-            reason = "batch runs past the end of the file"
-            break
-        if magic == 2:
-            if size + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD:
-                reason = f"batch of {size + LOG_OVERHEAD} bytes is smaller than its {RECORD_BATCH_OVERHEAD}-byte header"
-                break
-            stored_crc, _, last_offset_delta = crc_to_delta(view, position + CRC_POSITION)
-            if verify_crc and crc32c(view[position + ATTRIBUTES_POSITION : batch_end]) != stored_crc:
-                reason = "CRC mismatch"
-                break
-            batch_last = base_offset + last_offset_delta
-        elif magic in (0, 1):
-            if verify_crc and not LegacyBatch(view, position).is_valid():
-                reason = "CRC mismatch"
-                break
-            batch_last = base_offset
+    end = len(view)
+    flags = (WF_VERIFY_CRC if verify_crc else 0) | (WF_CHECK_OFFSETS if check_offsets else 0)
+    state = walk_state(end=end, flags=flags)
+    position, count, last_offset = 0, 0, None
+    while True:
+        if last_offset is not None and not INT64_MIN <= last_offset <= INT64_MAX:
+            stop = STOP_SLOW  # a last offset beyond int64: the next batch goes the one-by-one way
         else:
-            reason = f"invalid magic {magic}"
+            state[W_POSITION], state[W_BATCHES] = position, count
+            state[W_HAVE_LAST], state[W_LAST_OFFSET] = (0, 0) if last_offset is None else (1, last_offset)
+            stop = native.walk(view, state, bytearray(), bytearray())
+            position, count = state[W_POSITION], state[W_BATCHES]
+            last_offset = state[W_LAST_OFFSET] if state[W_HAVE_LAST] else None
+        if stop not in (STOP_LEGACY, STOP_SLOW):
             break
-        if check_offsets and last_offset is not None and batch_last <= last_offset:
+        batch_last, reason = _scan_one_batch(view, position, verify_crc=verify_crc)
+        if reason is None and check_offsets and last_offset is not None and batch_last <= last_offset:
             reason = f"offsets go backwards ({batch_last} after {last_offset})"
-            break
-        last_offset = batch_last
-        count += 1
-        position = batch_end
-    return ScanResult(position, count, last_offset, None if reason is None else position, reason)
+        if reason is not None:
+            return ScanResult(position, count, last_offset, position, reason)
+        last_offset, count = batch_last, count + 1
+        position += LOG_OVERHEAD + _FRAME.unpack_from(view, position)[1]
+    if stop == STOP_END:
+        return ScanResult(position, count, last_offset, None, None)
+    return ScanResult(position, count, last_offset, position, _reason(view, position, stop, last_offset))
+
+
+def _scan_one_batch(view: memoryview, position: int, *, verify_crc: bool) -> tuple[int, str | None]:
+    """The last offset of the entry at `position` (a legacy entry, or a v2 batch whose last offset
+    is beyond int64), or why it is invalid (its framing was checked by the walk)."""
+    _, _, magic = _FRAME.unpack_from(view, position)
+    if magic == 2:
+        batch = RecordBatch(view, position)
+        return batch.last_offset, "CRC mismatch" if verify_crc and not batch.is_valid() else None
+    legacy = LegacyBatch(view, position)
+    return legacy.base_offset, "CRC mismatch" if verify_crc and not legacy.is_valid() else None
+
+
+def _reason(view: memoryview, position: int, stop: int, last_offset: int | None) -> str:
+    """Why the valid prefix ends at `position` (the walk's `stop`)."""
+    if stop == STOP_TRUNCATED_HEADER:
+        return "truncated batch header"
+    base_offset, size, magic = _FRAME.unpack_from(view, position)
+    if stop == STOP_SIZE_TOO_SMALL:
+        return f"batch size {size} is below the minimum 14" + (" (zero-filled tail)" if size == 0 else "")
+    if stop == STOP_PAST_END:
+        return "batch runs past the end of the file"
+    if stop == STOP_BAD_MAGIC:
+        return f"invalid magic {magic}"
+    if stop == STOP_V2_TOO_SMALL:
+        return f"batch of {size + LOG_OVERHEAD} bytes is smaller than its {RECORD_BATCH_OVERHEAD}-byte header"
+    if stop == STOP_CRC_MISMATCH:
+        return "CRC mismatch"
+    batch_last = base_offset + _LAST_OFFSET_DELTA.unpack_from(view, position + LAST_OFFSET_DELTA_POSITION)[0]
+    return f"offsets go backwards ({batch_last} after {last_offset})"
 
 
 class FileRecords:
