@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from storage_core import names
-from storage_core.cleaner.offset_map import OffsetMap
+from storage_core.cleaner.offset_map import PROBE_LOOKUP, PROBE_NONE, PROBE_SUPERSEDED, OffsetMap
 from storage_core.cleaner.swap import replace_segments, swap_actions
 from storage_core.cleaner.txn_tracker import TransactionTracker, collect_aborted_txns
 from storage_core.config import LogConfig
@@ -38,7 +38,6 @@ from storage_core.segment import LogSegment
 
 _INT32_MAX = 2**31 - 1
 READ_BUFFER_BYTES = 524_288 // 2  # log.cleaner.io.buffer.size / threads / 2
-MAP_CHUNK_PUTS = 65_536  # map-phase puts put together at most (bounds the chunk's key -> offset dict)
 
 
 @dataclass(slots=True)
@@ -144,10 +143,9 @@ def build_offset_map(
     """Fill the map over [start, end) (records framed and checked as they are read); the pass ends at
     `latestOffset + 1`.
 
-    The puts of successive batches wait in one chunk (at most `MAP_CHUNK_PUTS`) while the map could
-    not fill even if each were a new key, and go into the map together (:meth:`OffsetMap.put_all`
-    hashes each distinct key once); a batch that could fill the map is put on its own, so the pass
-    ends on exactly the record Kafka's would.
+    A magic-2 batch's records are framed and their keys put by :meth:`OffsetMap.put_records` (the
+    native core: no Python object per record), one put at a time in offset order, so a pass that
+    fills the map ends on exactly the record Kafka's would.
     """
     offset_map.clear()
     tracker = TransactionTracker()
@@ -163,8 +161,6 @@ def build_offset_map(
     end_read = (floor, 0)
     ordered = True
     previous_last: int | None = None
-    chunk_offsets: list[int] = []
-    chunk_keys: list[bytes] = []
     for i, base in enumerate(dirty):
         next_start = dirty[i + 1] if i + 1 < len(dirty) else end
         for batch in iterate_batches(fs.mmap(names.log_file(dir_path, base))):
@@ -182,32 +178,43 @@ def build_offset_map(
             elif isinstance(batch, RecordBatch) and tracker.on_batch_read(batch):
                 stats.map_messages_read += batch.records_count
             else:
-                records = _BatchRecords(batch).keyed
-                ordered = ordered and _inside_in_order(records, batch)
-                wanted = [
-                    index for index, (offset, key, _) in enumerate(records) if key is not None and offset >= start
-                ]
-                offsets = [records[index][0] for index in wanted]
-                keys = [records[index][1] for index in wanted]
-                waiting = len(chunk_offsets) + len(offsets)
-                if waiting <= MAP_CHUNK_PUTS and offset_map.entries + waiting <= max_desired:
-                    chunk_offsets += offsets  # cannot fill the map: put with the chunk
-                    chunk_keys += keys
-                else:
-                    offset_map.put_all(chunk_offsets, chunk_keys, max_entries=max_desired)  # all fit, as above
-                    chunk_offsets, chunk_keys = [], []
-                    put = offset_map.put_all(offsets, keys, max_entries=max_desired)
-                    if put < len(offsets):  # the map is full: the pass ends on the record it could not put
-                        stats.map_messages_read += wanted[put] + 1
-                        if put:
-                            offset_map.latest_offset = offsets[put - 1]
-                        return MapScan(offset_map.latest_offset + 1, _region(first_read, end_read, ordered))
-                stats.map_messages_read += len(records)
+                count, in_order, put, stop_index, last_put = _put_batch(batch, offset_map, start, max_desired)
+                ordered = ordered and in_order
+                if stop_index >= 0:  # the map is full: the pass ends on the record it could not put
+                    stats.map_messages_read += stop_index + 1
+                    if put:
+                        offset_map.latest_offset = last_put
+                    return MapScan(offset_map.latest_offset + 1, _region(first_read, end_read, ordered))
+                stats.map_messages_read += count
             if batch.last_offset >= start:
                 offset_map.latest_offset = batch.last_offset
         offset_map.latest_offset = next_start - 1
-    offset_map.put_all(chunk_offsets, chunk_keys, max_entries=max_desired)
     return MapScan(offset_map.latest_offset + 1, _region(first_read, end_read, ordered))
+
+
+def _put_batch(batch: Batch, offset_map: OffsetMap, start: int, max_entries: int) -> tuple[int, bool, int, int, int]:
+    """Put the keys of a batch's records at or above `start` (:meth:`OffsetMap.put_records`'s result)."""
+    if isinstance(batch, RecordBatch):
+        return batch.frame_with(
+            lambda data, count: offset_map.put_records(
+                data,
+                count,
+                base_offset=batch.base_offset,
+                last_offset=batch.last_offset,
+                start=start,
+                max_entries=max_entries,
+            )
+        )
+    records = _BatchRecords(batch).keyed
+    wanted = [index for index, (offset, key, _) in enumerate(records) if key is not None and offset >= start]
+    put = offset_map.put_all([records[i][0] for i in wanted], [records[i][1] for i in wanted], max_entries=max_entries)  # type: ignore[misc]
+    return (
+        len(records),
+        _inside_in_order(records, batch),
+        put,
+        wanted[put] if put < len(wanted) else -1,
+        records[wanted[put - 1]][0] if put else -1,
+    )
 
 
 def _inside_in_order(records: list[tuple[int, bytes | None, bool]], batch: Batch) -> bool:
@@ -263,31 +270,51 @@ def group_segments(
 class _BatchRecords:
     """One batch's records as the cleaner reads them, checked as `RecordBatch.records` checks them.
 
-    `keyed[i]` is (offset, key, is a tombstone) of record i. A magic-2 batch is only framed
-    (:func:`frame_records`); Records are built (:meth:`records`) only for a batch being rebuilt.
+    A magic-2 batch is framed and its keys probed by :meth:`OffsetMap.retained` (the native core);
+    a legacy batch's records are decoded. Records are built (:meth:`records`) only for a batch
+    being rebuilt.
     """
 
-    __slots__ = ("_batch", "_data", "_decoded", "_frames", "keyed")
+    __slots__ = ("_batch", "_decoded", "keyed")
 
     def __init__(self, batch: Batch) -> None:
         self._batch = batch
         if isinstance(batch, LegacyBatch):
             self._decoded = batch.records()
             self.keyed = [(r.offset, r.key, r.value is None) for r in self._decoded]
-            return
-        self._data, self._frames = batch.record_frames()
-        base, data = batch.base_offset, self._data
-        self.keyed = [
-            (base + offset_delta, data[key_at : key_at + key_length] if key_length >= 0 else None, value_length < 0)
-            for _, _, offset_delta, key_at, key_length, _, value_length, _ in self._frames
-        ]
+
+    def retained(self, offset_map: OffsetMap, latest: int, probe: int) -> tuple[int, int, int, int, int]:
+        """:meth:`OffsetMap.retained` for this batch's records (a legacy batch's computed here, alike)."""
+        batch = self._batch
+        if isinstance(batch, RecordBatch):
+            return batch.frame_with(
+                lambda data, count: offset_map.retained(
+                    data,
+                    count,
+                    base_offset=batch.base_offset,
+                    last_offset=batch.last_offset,
+                    latest=latest,
+                    probe=probe,
+                )
+            )
+        above = later = null_key = tombstone = 0
+        for index, (offset, key, is_tombstone) in enumerate(self.keyed):
+            bit = 1 << index
+            null_key |= bit if key is None else 0
+            tombstone |= bit if is_tombstone else 0
+            if offset > latest:
+                above |= bit
+            elif key is not None and probe != PROBE_NONE and offset_map.get(key) > offset:
+                later |= bit
+        return len(self.keyed), above, later, null_key, tombstone
 
     def records(self, indexes: list[int]) -> list[Record]:
         """The records at `indexes`."""
         batch = self._batch
         if isinstance(batch, LegacyBatch):
             return [self._decoded[index] for index in indexes]
-        return batch.records_at(self._data, (self._frames[index] for index in indexes))
+        data, frames = batch.record_frames()
+        return batch.records_at(data, (frames[index] for index in indexes))
 
 
 def _filter_batch(batch: Batch, ctx: PassContext, *, mapped: bool) -> bytes | None:
@@ -296,6 +323,7 @@ def _filter_batch(batch: Batch, ctx: PassContext, *, mapped: bool) -> bytes | No
     `mapped`: the batch lies in the map phase's region (:class:`MapScan`), so the map's
     superseded bits name its own records: a superseded record goes without a lookup, and a batch
     whose records are all superseded (hence all framed by the map phase) is not framed again.
+    The records are decided on as bit masks, bit i for record i (:meth:`OffsetMap.retained`).
     """
     legacy = isinstance(batch, LegacyBatch)
     if legacy:
@@ -323,42 +351,35 @@ def _filter_batch(batch: Batch, ctx: PassContext, *, mapped: bool) -> bytes | No
     if mapped and not discard_records and not batch.is_control:
         superseded = ctx.offset_map.superseded_in(batch.base_offset, batch.last_offset)
     scanned = None
+    count = kept = tombstones = 0  # kept, tombstones: masks over the records
     if retention is not _Retention.DELETE and not (superseded and superseded.bit_count() == batch.records_count):
         scanned = _BatchRecords(batch)
-    records = scanned.keyed if scanned else []
-    ctx.stats.messages_read += len(records) if records else batch.records_count
+        probe = PROBE_NONE if discard_records else PROBE_SUPERSEDED if superseded else PROBE_LOOKUP
+        count, above, later, null_key, tombstones = scanned.retained(
+            ctx.offset_map, ctx.offset_map.latest_offset, probe
+        )
+        every = (1 << count) - 1
+        if discard_records:
+            kept = 0
+        elif batch.is_control:
+            kept = every
+        else:
+            retain_deletes = ctx.retain_legacy_deletes if legacy else horizon is None or ctx.now_ms < horizon
+            below = every & ~above
+            kept = above | (below & ~null_key & ~later & (every if retain_deletes else ~tombstones))
+            ctx.stats.invalid_messages_read += (below & null_key).bit_count()
+    ctx.stats.messages_read += count if count else batch.records_count
     if retention is _Retention.DELETE:
         return None
-    base = batch.base_offset
-    retain_deletes = ctx.retain_legacy_deletes if legacy else horizon is None or ctx.now_ms < horizon
-    kept: list[int] = []  # indexes into records
-    if not discard_records:
-        offset_map = ctx.offset_map
-        keep_all = batch.is_control
-        latest = offset_map.latest_offset
-        for index, (offset, key, tombstone) in enumerate(records):
-            if keep_all or offset > latest:
-                kept.append(index)
-            elif key is not None:
-                if superseded and offset >= base and superseded >> (offset - base) & 1:
-                    continue  # the map holds a later offset for this key
-                if offset >= offset_map.get(key) and (retain_deletes or not tombstone):
-                    kept.append(index)
-            else:
-                ctx.stats.invalid_messages_read += 1
     marker_for_empty_txn = can_discard and batch.is_control
-    needs_horizon = (
-        not legacy
-        and horizon is None
-        and bool(kept)
-        and (marker_for_empty_txn or any(records[index][2] for index in kept))
-    )
-    ctx.stats.messages_written += len(kept)
-    if kept and len(kept) == len(records) and not needs_horizon:
+    needs_horizon = not legacy and horizon is None and bool(kept) and (marker_for_empty_txn or bool(kept & tombstones))
+    kept_count = kept.bit_count()
+    ctx.stats.messages_written += kept_count
+    if kept and kept_count == count and not needs_horizon:
         return bytes(batch.raw)
     if not kept and retention is not _Retention.RETAIN_EMPTY:
         return None
-    kept_records = scanned.records(kept) if scanned else []
+    kept_records = scanned.records([i for i in range(count) if kept >> i & 1]) if scanned else []
     log_append = batch.timestamp_type is TimestampType.LOG_APPEND_TIME
     if kept and legacy:
         return build_legacy_messages(

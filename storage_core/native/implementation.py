@@ -97,17 +97,15 @@ if _native is not None:
         base_offset: int,
         last_offset: int,
         latest: int,
-        use_superseded: bool,
+        probe: int,
     ) -> tuple[int, int, int, int, int]:
         try:
             framed, *masks = _native.map_retained(
-                slots, bits, state, data, count, base_offset, last_offset, latest, use_superseded
+                slots, bits, state, data, count, base_offset, last_offset, latest, probe
             )
         except _FrameError as exc:
             if exc.args[0] == "unsupported":
-                return pure.map_retained(
-                    slots, bits, state, data, count, base_offset, last_offset, latest, use_superseded
-                )
+                return pure.map_retained(slots, bits, state, data, count, base_offset, last_offset, latest, probe)
             _raise(exc)
             raise
         above, later, null_key, tombstone = (int.from_bytes(mask, "little") for mask in masks)

@@ -75,6 +75,10 @@ REPLAY_NONE, REPLAY_EVERY, REPLAY_PRODUCER_OR_EPOCH = 0, 1, 2
     STOP_REPLAY,
 ) = range(11)
 
+# How `map_retained` probes a record's key: not at all (framing only), by a lookup, or by the
+# superseded bits of the batch's offset range first and then a lookup.
+PROBE_NONE, PROBE_LOOKUP, PROBE_SUPERSEDED = 0, 1, 2
+
 M_SLOTS, M_ENTRIES, M_FIRST_PUT, M_LAST_PUT, M_SUPERSEDED_VALID, M_BITS_BYTES, M_FIELDS = range(7)
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1

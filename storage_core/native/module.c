@@ -387,9 +387,9 @@ static PyObject *py_map_retained(PyObject *self, PyObject *args) {
     PyObject *slots, *bits, *state;
     Py_buffer data;
     long long count, base, last_offset, latest;
-    int use_superseded;
-    if (!PyArg_ParseTuple(args, "OOOy*LLLLp", &slots, &bits, &state, &data, &count, &base, &last_offset, &latest,
-                          &use_superseded))
+    int probe; /* 0 frame only, 1 lookups, 2 the superseded bits first (layout.py PROBE_*) */
+    if (!PyArg_ParseTuple(args, "OOOy*LLLLi", &slots, &bits, &state, &data, &count, &base, &last_offset, &latest,
+                          &probe))
         return NULL;
     map_views m;
     if (open_map(slots, bits, state, &m) < 0) {
@@ -420,7 +420,7 @@ static PyObject *py_map_retained(PyObject *self, PyObject *args) {
     uint8_t *above = masks, *later = masks + width, *null_key = masks + 2 * width, *tombstone = masks + 3 * width;
     int full = 0;
     const int64_t first_put = m.map.state[M_FIRST_PUT];
-    const int windowed = use_superseded && base >= first_put;
+    const int windowed = probe == 2 && base >= first_put;
     Py_BEGIN_ALLOW_THREADS for (int64_t i = 0; i < framed; i++) {
         const lk_frame *f = &frames[i];
         const uint8_t bit = (uint8_t)(1u << (i & 7));
@@ -430,7 +430,7 @@ static PyObject *py_map_retained(PyObject *self, PyObject *args) {
             above[i >> 3] |= bit;
             continue;
         }
-        if (f->key_length < 0) continue;
+        if (f->key_length < 0 || probe == 0) continue;
         if (windowed && offsets[i] >= base && offsets[i] <= last_offset && lk_map_superseded(&m.map, offsets[i])) {
             later[i >> 3] |= bit;
             continue;

@@ -28,6 +28,8 @@ from storage_core.native.layout import (
     M_LAST_PUT,
     M_SLOTS,
     M_SUPERSEDED_VALID,
+    PROBE_NONE,
+    PROBE_SUPERSEDED,
     REPLAY_EVERY,
     REPLAY_NONE,
     STOP_BAD_MAGIC,
@@ -419,18 +421,18 @@ def map_retained(
     base_offset: int,
     last_offset: int,
     latest: int,
-    use_superseded: bool,
+    probe: int,
 ) -> tuple[int, int, int, int, int]:
     """Frame a batch's records section and probe its keys: what the cleaner decides a record on.
 
     Returns:
         (records framed, and four masks, bit i for record i: its offset is above `latest`; it is
-        not above and the map holds a later offset for its key (from the superseded bits of
-        [base offset, last offset] when `use_superseded`, else by a lookup); its key is null; its
-        value is null).
+        not above, has a key and the map holds a later offset for it (PROBE_SUPERSEDED: the
+        superseded bits of [base offset, last offset] answer first; PROBE_LOOKUP: by a lookup;
+        PROBE_NONE: never set); its key is null; its value is null).
     """
     records = _keyed(data, frame_records(data, count), base_offset)
-    superseded = map_superseded_in(bits, state, base_offset, last_offset) if use_superseded else 0
+    superseded = map_superseded_in(bits, state, base_offset, last_offset) if probe == PROBE_SUPERSEDED else 0
     above = later = null_key = tombstone = 0
     for index, (offset, key, is_tombstone) in enumerate(records):
         bit = 1 << index
@@ -440,9 +442,13 @@ def map_retained(
             tombstone |= bit
         if offset > latest:
             above |= bit
-        elif key is not None and (
-            (superseded and offset >= base_offset and superseded >> (offset - base_offset) & 1)
-            or map_get(slots, bits, state, key) > offset
+        elif (
+            key is not None
+            and probe != PROBE_NONE
+            and (
+                (superseded and offset >= base_offset and superseded >> (offset - base_offset) & 1)
+                or map_get(slots, bits, state, key) > offset
+            )
         ):
             later |= bit
     return len(records), above, later, null_key, tombstone

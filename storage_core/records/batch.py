@@ -38,8 +38,8 @@ fails the size or CRC check and recovery truncates it (file_records.py).
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable
-from typing import NamedTuple
+from collections.abc import Callable, Iterable
+from typing import NamedTuple, TypeVar
 
 from storage_core import native
 from storage_core.errors import CorruptRecordError
@@ -114,6 +114,7 @@ CONTROL_MASK = 0x20
 DELETE_HORIZON_MASK = 0x40
 
 _INT32_MAX = 2**31 - 1
+T = TypeVar("T")
 
 
 class BatchHeader(NamedTuple):
@@ -245,9 +246,27 @@ class RecordBatch(LogEntry):
         codec = self.compression
         return bytes(body) if codec is CompressionType.NONE else CODECS[codec].decompress(body)
 
+    def frame_with(self, frame: Callable[[bytes, int], T]) -> T:
+        """`frame(records section, records count)` over the decompressed records section, its
+        framing errors raised as :meth:`record_frames` raises them.
+
+        Raises:
+            CorruptRecordError: the records do not decompress, `frame` finds them malformed
+                (CorruptRecordError or IndexError), or the count is negative; `position` is the batch's.
+            UnsupportedFormatError: an unknown codec id.
+        """
+        count = self.header.records_count
+        if count < 0:
+            raise CorruptRecordError(f"invalid record count {count}", position=self.position)
+        try:
+            return frame(self._records_section(), count)
+        except (CorruptRecordError, IndexError) as exc:
+            raise CorruptRecordError(f"invalid record in batch: {exc}", position=self.position) from None
+
     def record_frames(self) -> tuple[bytes, list[RecordFrame]]:
         """The decompressed records section and the frame of each of its records
-        (:func:`frame_records`: fields located and checked, no `Record` built).
+        (`storage_core.native.frame_records`, record.py's :func:`frame_records`: fields located and
+        checked, no `Record` built).
 
         Raises:
             CorruptRecordError: the records do not decompress or parse, a record does not consume
@@ -255,14 +274,7 @@ class RecordBatch(LogEntry):
                 (Kafka's InvalidRecordException); `position` is the batch's.
             UnsupportedFormatError: an unknown codec id.
         """
-        count = self.header.records_count
-        if count < 0:
-            raise CorruptRecordError(f"invalid record count {count}", position=self.position)
-        try:
-            data = self._records_section()
-            return data, native.frame_records(data, count)
-        except (CorruptRecordError, IndexError) as exc:
-            raise CorruptRecordError(f"invalid record in batch: {exc}", position=self.position) from None
+        return self.frame_with(lambda data, count: (data, native.frame_records(data, count)))
 
     def records_at(self, data: bytes, frames: Iterable[RecordFrame]) -> list[Record]:
         """The records of `frames` (from :meth:`record_frames`), offsets absolute, sequences and

@@ -1,4 +1,7 @@
-"""The cleaner's record reader: framing instead of decoding reads and rejects exactly what `records()` does."""
+"""The cleaner's record reader: framing instead of decoding reads and rejects exactly what `records()` does.
+
+The reader answers in bit masks over the records (`OffsetMap.retained`, the native core or its
+twin): these tests hold the masks to what `records()` decodes."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from storage_core.cleaner.clean import _BatchRecords
+from storage_core.cleaner.offset_map import PROBE_LOOKUP, PROBE_NONE, OffsetMap
 from storage_core.errors import CorruptRecordError
 from storage_core.records.batch import RECORD_BATCH_OVERHEAD, Record, RecordBatch, build_batch
 from storage_core.records.compression import CompressionType
@@ -48,7 +52,16 @@ def test_keys_tombstones_and_kept_records_are_those_records_reads(raw, compressi
     batch = _batch(raw, compression, log_append)
     decoded = batch.records()
     scanned = _BatchRecords(batch)
-    assert scanned.keyed == [(r.offset, r.key, r.value is None) for r in decoded]
+    assert _read(scanned) == [(r.offset, r.key is None, r.value is None) for r in decoded]
+    offset_map = OffsetMap(24 * 64)
+    keyed = [r for r in decoded if r.key is not None]
+    offset_map.put_all([r.offset for r in keyed], [r.key for r in keyed], max_entries=64)
+    latest = decoded[len(decoded) // 2].offset if decoded else 0
+    _, above, later, _, _ = scanned.retained(offset_map, latest, PROBE_LOOKUP)
+    assert [bool(above >> i & 1) for i in range(len(decoded))] == [r.offset > latest for r in decoded]
+    assert [bool(later >> i & 1) for i in range(len(decoded))] == [
+        r.offset <= latest and r.key is not None and offset_map.get(r.key) > r.offset for r in decoded
+    ]
     kept = list(range(0, len(decoded), 2))
     assert scanned.records(kept) == [decoded[i] for i in kept]
 
@@ -64,9 +77,20 @@ def test_a_damaged_records_section_is_rejected_exactly_when_records_rejects_it(r
     damaged[position] = data.draw(st.sampled_from([0x00, 0x01, 0x7F, 0x80, 0xFF, damaged[position] ^ 0x02]))
     batch = RecordBatch(bytes(damaged))
     try:
-        expected = [(r.offset, r.key, r.value is None) for r in batch.records()]
-    except CorruptRecordError:
-        with pytest.raises(CorruptRecordError):
-            _BatchRecords(batch)
+        expected = [(r.offset, r.key is None, r.value is None) for r in batch.records()]
+    except CorruptRecordError as exc:
+        error = exc
     else:
-        assert _BatchRecords(batch).keyed == expected
+        assert _read(_BatchRecords(batch)) == expected
+        return
+    with pytest.raises(CorruptRecordError) as raised:
+        _read(_BatchRecords(batch))
+    assert (raised.value.position, str(raised.value)) == (error.position, str(error))
+
+
+def _read(scanned: _BatchRecords) -> list[tuple[int, bool, bool]]:
+    """(offset, key is null, value is null) of each record, from the masks (offsets: all above -1)."""
+    count, above, _, null_key, tombstone = scanned.retained(OffsetMap(24), -(2**63), PROBE_NONE)
+    offsets = [r.offset for r in scanned.records(list(range(count)))]
+    assert above == (1 << count) - 1
+    return [(offsets[i], bool(null_key >> i & 1), bool(tombstone >> i & 1)) for i in range(count)]

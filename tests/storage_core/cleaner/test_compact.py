@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,7 +12,6 @@ from hypothesis import strategies as st
 from kafka.record.memory_records import MemoryRecords
 
 from storage_core import names
-from storage_core.cleaner import clean
 from storage_core.cleaner.compact import CompactResult, compact_partition
 from storage_core.cleaner.offset_map import OffsetMap
 from storage_core.config import LogConfig
@@ -23,6 +23,7 @@ from storage_core.records.compression import CompressionType
 from storage_core.records.crc import crc32c
 from storage_core.records.file_records import iterate_batches
 from tests.builders.log_dir import recover_unclean
+from tests.storage_core.native.twins import pure_python
 
 NOW = 1_800_000_000_000
 COMPACT = LogConfig(cleanup_policy=frozenset({"compact"}), min_cleanable_dirty_ratio=0.0, delete_retention_ms=1000)
@@ -147,7 +148,7 @@ def test_a_full_offset_map_makes_several_passes_with_the_same_result(tmp_path: P
 
 
 @pytest.mark.parametrize("buffer", [24 * 7, 24 * 20, 1 << 20], ids=["map-fills-often", "map-fills-once", "large-map"])
-def test_map_phase_puts_in_chunks_change_nothing(tmp_path: Path, monkeypatch, buffer: int) -> None:
+def test_the_native_core_and_its_twins_compact_to_the_same_bytes(tmp_path: Path, buffer: int) -> None:
     # Keys repeat inside and across batches; batches of 1-9 records; the map may fill mid-batch.
     batches, offset = [], 0
     for size in [1, 4, 9, 2, 7, 3, 9, 5, 1, 8] * 4:
@@ -156,17 +157,17 @@ def test_map_phase_puts_in_chunks_change_nothing(tmp_path: Path, monkeypatch, bu
         offset += size
     batches.append(keyed(offset, b"active", b"x"))
     results = {}
-    for chunk_puts in (0, clean.MAP_CHUNK_PUTS):  # 0: every batch is put on its own
-        monkeypatch.setattr(clean, "MAP_CHUNK_PUTS", chunk_puts)
-        path = tmp_path / f"chunk-{chunk_puts}" / "t-0"
+    for name, mode in (("active", contextlib.nullcontext), ("pure", pure_python)):
+        path = tmp_path / name / "t-0"
         write_log(path, batches, per_segment=6)
-        result = compact(path, buffer=buffer)
-        results[chunk_puts] = (
+        with mode():
+            result = compact(path, buffer=buffer)
+        results[name] = (
             [(p.end_offset, p.stats.map_messages_read, p.stats.messages_written) for p in result.passes],
             {p.name: p.read_bytes() for p in path.iterdir()},
         )
-    assert results[0] == results[clean.MAP_CHUNK_PUTS]
-    assert len(results[0][0]) > (1 if buffer < 1 << 20 else 0)
+    assert results["active"] == results["pure"]
+    assert len(results["pure"][0]) > (1 if buffer < 1 << 20 else 0)
 
 
 @pytest.mark.parametrize("codec", list(CompressionType), ids=[c.kafka_name for c in CompressionType])
