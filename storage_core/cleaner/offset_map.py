@@ -30,6 +30,7 @@ from storage_core.native.layout import (
     M_FIELDS,
     M_FIRST_PUT,
     M_LAST_PUT,
+    M_ORDERED,
     M_SLOTS,
     M_SUPERSEDED_VALID,
     PROBE_LOOKUP,
@@ -79,7 +80,7 @@ class OffsetMap:
     def _reset(self) -> None:
         state = self._state
         state[M_SLOTS], state[M_ENTRIES], state[M_FIRST_PUT], state[M_LAST_PUT] = self.slots, 0, -1, -1
-        state[M_SUPERSEDED_VALID], state[M_BITS_BYTES] = 1, self._bits_bytes
+        state[M_SUPERSEDED_VALID], state[M_BITS_BYTES], state[M_ORDERED] = 1, self._bits_bytes, 1
 
     @property
     def entries(self) -> int:

@@ -20,7 +20,8 @@ Walk state (`W_*`), one `array('q')` of `W_FIELDS` int64s, read and updated by a
 | BATCH_POSITION | after a REPLAY stop: the position of the batch to replay |
 | HAVE_SKIPPED, SKIPPED_LAST | the last offset of the last v2 batch walked past without a replay |
 
-Offset map state (`M_*`): slots, entries, first put, last put, superseded bits valid, bits bytes.
+Offset map state (`M_*`): slots, entries, first put, last put, superseded bits valid, bits bytes,
+ordered (every put so far had an offset above the put before it, so the last put is the largest).
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ REPLAY_NONE, REPLAY_EVERY, REPLAY_PRODUCER_OR_EPOCH = 0, 1, 2
 # superseded bits of the batch's offset range first and then a lookup.
 PROBE_NONE, PROBE_LOOKUP, PROBE_SUPERSEDED = 0, 1, 2
 
-M_SLOTS, M_ENTRIES, M_FIRST_PUT, M_LAST_PUT, M_SUPERSEDED_VALID, M_BITS_BYTES, M_FIELDS = range(7)
+M_SLOTS, M_ENTRIES, M_FIRST_PUT, M_LAST_PUT, M_SUPERSEDED_VALID, M_BITS_BYTES, M_ORDERED, M_FIELDS = range(8)
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 

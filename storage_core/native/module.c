@@ -300,10 +300,11 @@ static PyObject *py_map_get(PyObject *self, PyObject *args) {
         PyBuffer_Release(&key);
         return NULL;
     }
-    int64_t offset = lk_map_get(&m.map, key.buf, (size_t)key.len);
+    int64_t offset;
+    int status = lk_map_get(&m.map, key.buf, (size_t)key.len, &offset);
     close_map(&m);
     PyBuffer_Release(&key);
-    return offset == -2 ? map_full() : PyLong_FromLongLong(offset);
+    return status < 0 ? map_full() : PyLong_FromLongLong(offset);
 }
 
 /* Offsets of framed records: base + delta, or -1 when one does not fit an int64. */
@@ -435,8 +436,8 @@ static PyObject *py_map_retained(PyObject *self, PyObject *args) {
             later[i >> 3] |= bit;
             continue;
         }
-        int64_t mapped = lk_map_get(&m.map, (const uint8_t *)data.buf + f->key_position, (size_t)f->key_length);
-        if (mapped == -2) {
+        int64_t mapped;
+        if (lk_map_get(&m.map, (const uint8_t *)data.buf + f->key_position, (size_t)f->key_length, &mapped) < 0) {
             full = 1;
             break;
         }

@@ -94,7 +94,7 @@ int64_t lk_frame_header(const uint8_t *data, size_t n, int64_t pos, int64_t *key
                         int64_t *value_position, int64_t *value_size, lk_frame_error *error);
 
 /* ---- offset_map.c: Kafka's SkimpyOffsetMap ------------------------------------------------ */
-enum { M_SLOTS, M_ENTRIES, M_FIRST_PUT, M_LAST_PUT, M_SUPERSEDED_VALID, M_BITS_BYTES, M_FIELDS };
+enum { M_SLOTS, M_ENTRIES, M_FIRST_PUT, M_LAST_PUT, M_SUPERSEDED_VALID, M_BITS_BYTES, M_ORDERED, M_FIELDS };
 typedef struct {
     uint8_t *slots;   /* M_SLOTS x 24 bytes */
     uint8_t *bits;    /* M_BITS_BYTES bytes of superseded bits */
@@ -105,7 +105,8 @@ typedef struct {
 int lk_map_position(const lk_map *map, const uint8_t digest[16], int64_t *position);
 /* One put; returns 0, or -1 when every slot is taken (Kafka's require(entries < slots)). */
 int lk_map_put(lk_map *map, const uint8_t *key, size_t key_length, int64_t offset);
-int64_t lk_map_get(const lk_map *map, const uint8_t *key, size_t key_length);
+/* The offset stored for `key` (-1: none) in *offset; returns 0, or -1 when every slot was visited. */
+int lk_map_get(const lk_map *map, const uint8_t *key, size_t key_length, int64_t *offset);
 int lk_map_superseded(const lk_map *map, int64_t offset);
 
 #endif

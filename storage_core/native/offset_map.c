@@ -43,7 +43,10 @@ int lk_map_put(lk_map *map, const uint8_t *key, size_t key_length, int64_t offse
     lk_md5(key, key_length, digest);
     int found = lk_map_position(map, digest, &position);
     if (found < 0) return -1;
-    if (offset <= s[M_LAST_PUT]) s[M_SUPERSEDED_VALID] = 0; /* not increasing: the bits could not be trusted */
+    if (offset <= s[M_LAST_PUT]) { /* not increasing: the bits could not be trusted */
+        s[M_SUPERSEDED_VALID] = 0;
+        s[M_ORDERED] = 0;
+    }
     s[M_LAST_PUT] = offset;
     if (found) {
         supersede(map, (int64_t)lk_be64(map->slots + position + 16));
@@ -56,12 +59,14 @@ int lk_map_put(lk_map *map, const uint8_t *key, size_t key_length, int64_t offse
     return 0;
 }
 
-int64_t lk_map_get(const lk_map *map, const uint8_t *key, size_t key_length) {
+int lk_map_get(const lk_map *map, const uint8_t *key, size_t key_length, int64_t *offset) {
     uint8_t digest[16];
     int64_t position;
     lk_md5(key, key_length, digest);
     int found = lk_map_position(map, digest, &position);
-    return found > 0 ? (int64_t)lk_be64(map->slots + position + 16) : found == 0 ? -1 : -2;
+    if (found < 0) return -1;
+    *offset = found ? (int64_t)lk_be64(map->slots + position + 16) : -1;
+    return 0;
 }
 
 int lk_map_superseded(const lk_map *map, int64_t offset) {

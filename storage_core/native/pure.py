@@ -26,6 +26,7 @@ from storage_core.native.layout import (
     M_ENTRIES,
     M_FIRST_PUT,
     M_LAST_PUT,
+    M_ORDERED,
     M_SLOTS,
     M_SUPERSEDED_VALID,
     PROBE_NONE,
@@ -268,6 +269,7 @@ def map_put_keys(
     if (
         count
         and state[M_ENTRIES] + count <= min(max_entries, state[M_SLOTS])
+        and state[M_ORDERED]
         and offsets[0] > state[M_LAST_PUT]
         and all(map(lt, offsets, islice(offsets, 1, None)))
     ):
@@ -332,7 +334,7 @@ def _put_each(
         digest = _md5(key).digest()
         position, found = _position(slots, state, digest)
         if offset <= state[M_LAST_PUT]:
-            state[M_SUPERSEDED_VALID] = 0  # not increasing: the bits could not be trusted
+            state[M_SUPERSEDED_VALID] = state[M_ORDERED] = 0  # not increasing: the bits could not be trusted
         state[M_LAST_PUT] = offset
         if found:
             _supersede(bits, state, offset_of(slots, position + _HASH_SIZE)[0])

@@ -29,6 +29,19 @@ def test_put_all_stops_before_a_put_once_the_map_holds_max_entries() -> None:
     assert (offset_map.get(b"a"), offset_map.entries) == (0, 2)
 
 
+@pytest.mark.parametrize("mode", ["active", "pure"])
+def test_after_offsets_went_backwards_the_last_put_still_wins(mode: str, monkeypatch) -> None:
+    # a@16, then b@12 (backwards), then a@13, a@14: one put after another, a ends at 14 (Kafka's
+    # map keeps the last put, not the largest offset), in both implementations.
+    if mode == "pure":
+        monkeypatch.setattr(offset_map_module.native, "map_put_keys", pure.map_put_keys)
+    offset_map = OffsetMap(24 * 8)
+    put(offset_map, [(16, b"a")], max_entries=8)
+    put(offset_map, [(12, b"b")], max_entries=8)
+    assert put(offset_map, [(13, b"a"), (14, b"a")], max_entries=8) == 2
+    assert (offset_map.get(b"a"), offset_map.superseded_in(0, 20)) == (14, 0)
+
+
 @pytest.mark.parametrize("key", [b"a", b"c"])
 def test_any_put_into_a_full_map_is_an_error_as_in_kafka(key: bytes) -> None:
     offset_map = OffsetMap(24 * 2)

@@ -1,0 +1,299 @@
+"""The compiled core and its pure-Python twins give identical results on the same input.
+
+Hypothesis feeds both random valid and damaged segments, records sections and key streams; every
+result is compared whole: the walk's stop code, its full state array and the index entries it
+wrote; the frames of a records section or the error (type, message) and so its position; the
+offset map's slots, superseded bits and state after every call. The damage includes what hostile
+files carry: sizes near INT32_MAX, negative lengths and counts, truncated headers, overlapping
+batches (a size that points into the next batch).
+"""
+
+from __future__ import annotations
+
+import struct
+from array import array
+from collections.abc import Callable
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import storage_core.native as active
+from storage_core.native import pure
+from storage_core.native.layout import (
+    M_BITS_BYTES,
+    M_FIELDS,
+    M_FIRST_PUT,
+    M_LAST_PUT,
+    M_ORDERED,
+    M_SLOTS,
+    M_SUPERSEDED_VALID,
+    PROBE_LOOKUP,
+    PROBE_NONE,
+    PROBE_SUPERSEDED,
+    REPLAY_EVERY,
+    REPLAY_NONE,
+    REPLAY_PRODUCER_OR_EPOCH,
+    STOP_REPLAY,
+    W_EPOCH_FLOOR,
+    W_OI_CAPACITY,
+    W_POSITION,
+    W_TI_CAPACITY,
+    WF_CHECK_OFFSETS,
+    WF_INDEX,
+    WF_VERIFY_CRC,
+    walk_state,
+)
+from storage_core.records.batch import Record, build_batch
+from storage_core.records.compression import CompressionType
+from tests.storage_core.native.twins import native_built
+
+pytestmark = native_built
+
+HOSTILE_INTS = [0, 1, -1, 13, 14, 48, 49, 61, 2**31 - 1, 2**31 - 2, -(2**31), 2**32 - 1, 2**15 - 1, -(2**15)]
+
+
+def _outcome(call: Callable[[], Any]) -> tuple[str, Any]:
+    """What a call gives: ("ok", result) or ("error", its type and message)."""
+    try:
+        return "ok", call()
+    except Exception as exc:  # CorruptRecordError, IndexError, ValueError: compared by type and message
+        return "error", (type(exc).__name__, str(exc))
+
+
+# -- segments ------------------------------------------------------------------------------------
+
+
+@st.composite
+def batch_bytes(draw: st.DrawFn, base_offset: int) -> bytes:
+    count = draw(st.integers(1, 6))
+    keyed = draw(st.booleans())
+    records = [
+        Record(
+            base_offset + i,
+            draw(st.integers(1_600_000_000_000, 1_600_000_100_000)),
+            b"k%d" % draw(st.integers(0, 5)) if keyed else None,
+            draw(st.one_of(st.none(), st.binary(max_size=40))),
+        )
+        for i in range(count)
+    ]
+    producer = draw(st.sampled_from([-1, 7]))
+    return build_batch(
+        records,
+        base_offset=base_offset,
+        compression=draw(st.sampled_from([CompressionType.NONE, CompressionType.GZIP])),
+        producer_id=producer,
+        producer_epoch=0 if producer >= 0 else -1,
+        base_sequence=0 if producer >= 0 else -1,
+        partition_leader_epoch=draw(st.integers(-1, 3)),
+    )
+
+
+@st.composite
+def segments(draw: st.DrawFn) -> bytes:
+    base = draw(st.sampled_from([0, 100, 2**31 - 10, 2**62]))
+    out, offset = bytearray(), base
+    for _ in range(draw(st.integers(0, 6))):
+        delta = draw(st.sampled_from([0, 1, 5, -3]))  # -3: offsets going backwards
+        batch = draw(batch_bytes(max(0, offset + delta)))
+        out += batch
+        offset = max(0, offset + delta) + 6
+    for _ in range(draw(st.integers(0, 3))):
+        if not out:
+            break
+        kind = draw(st.sampled_from(["flip", "int32", "int64", "truncate", "append", "magic"]))
+        at = draw(st.integers(0, len(out) - 1))
+        if kind == "flip":
+            out[at] ^= draw(st.integers(1, 255))
+        elif kind == "int32" and at + 4 <= len(out):
+            out[at : at + 4] = struct.pack(">I", draw(st.sampled_from(HOSTILE_INTS)) % 2**32)
+        elif kind == "int64" and at + 8 <= len(out):
+            out[at : at + 8] = struct.pack(">q", draw(st.sampled_from([0, -1, 2**63 - 1, -(2**63), 2**31, 2**62])))
+        elif kind == "truncate":
+            del out[at:]
+        elif kind == "append":
+            out += draw(st.binary(max_size=80))
+        elif kind == "magic" and at + 17 <= len(out):
+            out[at + 16] = draw(st.sampled_from([0, 1, 3, 255]))
+    return bytes(out)
+
+
+def _walk_all(walk: Callable[..., int], data: bytes, params: dict[str, int]) -> list[tuple[int, bytes, bytes, bytes]]:
+    """Every stop of a walk over `data` (continuing after REPLAY stops), with its state and entries."""
+    state = walk_state(
+        end=params["end"],
+        flags=params["flags"],
+        segment_base=params["segment_base"],
+        interval=params["interval"],
+        replay=params["replay"],
+    )
+    state[W_OI_CAPACITY], state[W_TI_CAPACITY] = params["oi_capacity"], params["ti_capacity"]
+    state[W_EPOCH_FLOOR] = params["epoch_floor"]
+    state[W_POSITION] = params["position"]
+    stops = []
+    for _ in range(50):
+        offset_entries, time_entries = bytearray(), bytearray()
+        stop = walk(data, state, offset_entries, time_entries)
+        stops.append((stop, state.tobytes(), bytes(offset_entries), bytes(time_entries)))
+        if stop != STOP_REPLAY:
+            break
+    return stops
+
+
+walk_params = st.fixed_dictionaries(
+    {
+        "end": st.one_of(st.just(-1), st.integers(0, 2000)),
+        "flags": st.integers(0, WF_VERIFY_CRC | WF_CHECK_OFFSETS | WF_INDEX),
+        "segment_base": st.sampled_from([0, 100, 2**31 - 10, 2**62, 2**31 + 200]),
+        "interval": st.sampled_from([0, 1, 100, 4096]),
+        "replay": st.sampled_from([REPLAY_NONE, REPLAY_EVERY, REPLAY_PRODUCER_OR_EPOCH]),
+        "oi_capacity": st.sampled_from([0, 1, 2, 1000]),
+        "ti_capacity": st.sampled_from([0, 1, 2, 3, 1000]),
+        "epoch_floor": st.integers(-1, 3),
+        "position": st.sampled_from([0, 0, 0, 1, -1, 61, 10**6]),
+    }
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(segments(), walk_params)
+def test_the_walk_stops_at_the_same_place_with_the_same_state_and_entries(data: bytes, params) -> None:
+    assert _walk_all(active.walk, data, params) == _walk_all(pure.walk, data, params)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=3000))
+def test_crc32c_and_md5_agree(data: bytes) -> None:
+    assert active.crc32c(data) == pure.crc32c(data)
+    assert active.md5(data) == pure.md5(data)
+
+
+# -- records sections ----------------------------------------------------------------------------
+
+
+@st.composite
+def records_sections(draw: st.DrawFn) -> tuple[bytes, int]:
+    """A batch's records section (uncompressed), possibly damaged, and the count to frame."""
+    count = draw(st.integers(0, 8))
+    records = [
+        Record(
+            i,
+            1_600_000_000_000 + i,
+            draw(st.one_of(st.none(), st.binary(max_size=20))),
+            draw(st.one_of(st.none(), st.binary(max_size=40))),
+            tuple(
+                draw(st.lists(st.tuples(st.text(max_size=5), st.one_of(st.none(), st.binary(max_size=8))), max_size=2))
+            ),
+        )
+        for i in range(count)
+    ]
+    section = bytearray(build_batch(records, base_offset=0)[61:]) if count else bytearray()
+    for _ in range(draw(st.integers(0, 3))):
+        kind = draw(st.sampled_from(["byte", "varint", "truncate", "append"]))
+        if kind == "append" or not section:
+            section += draw(st.binary(min_size=1, max_size=12))
+            continue
+        at = draw(st.integers(0, len(section) - 1))
+        if kind == "byte":
+            section[at] = draw(st.sampled_from([0x00, 0x01, 0x7F, 0x80, 0xFF, section[at] ^ 0x02]))
+        elif kind == "varint":  # a long, negative or 64-bit-wide varint
+            section[at:at] = draw(
+                st.sampled_from([b"\xff" * 9 + b"\x01", b"\x01", b"\xfe\xff\xff\xff\x0f", b"\x80" * 10])
+            )
+        else:
+            del section[at:]
+    delta = draw(st.sampled_from([0, 0, 0, -1, 1, -(count + 1), 2**31]))
+    return bytes(section), count + delta
+
+
+@settings(max_examples=500, deadline=None)
+@given(records_sections())
+def test_framing_gives_the_same_frames_or_the_same_error(case) -> None:
+    data, count = case
+    assert _outcome(lambda: active.frame_records(data, count)) == _outcome(lambda: pure.frame_records(data, count))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=200), st.integers(-2, 20))
+def test_framing_random_bytes_agrees(data: bytes, count: int) -> None:
+    assert _outcome(lambda: active.frame_records(data, count)) == _outcome(lambda: pure.frame_records(data, count))
+
+
+# -- the offset map ------------------------------------------------------------------------------
+
+
+class _Map:
+    """The buffers of an OffsetMap, built alike for each implementation."""
+
+    def __init__(self, slots: int, bits_bytes: int) -> None:
+        self.slots = bytearray(24 * slots)
+        self.bits = bytearray(bits_bytes)
+        self.state = array("q", bytes(8 * M_FIELDS))
+        self.state[M_SLOTS], self.state[M_FIRST_PUT], self.state[M_LAST_PUT] = slots, -1, -1
+        self.state[M_SUPERSEDED_VALID], self.state[M_BITS_BYTES], self.state[M_ORDERED] = 1, bits_bytes, 1
+
+    def snapshot(self) -> tuple[bytes, bytes | None, bytes]:
+        """Slots, superseded bits and state; the bits only while valid (once a put invalidates
+        them nothing reads them again until `clear`, so where each stopped setting bits is moot)."""
+        return bytes(self.slots), bytes(self.bits) if self.state[M_SUPERSEDED_VALID] else None, self.state.tobytes()
+
+
+def _both(name: str, maps: dict[str, _Map], *args: Any) -> None:
+    """Call `name` on each implementation's map with `args`; results and maps must agree."""
+    outcomes = {
+        impl: _outcome(lambda m=m, module=module: getattr(module, name)(m.slots, m.bits, m.state, *args))
+        for (impl, m), module in zip(maps.items(), (active, pure), strict=True)
+    }
+    assert outcomes["native"] == outcomes["pure"], (name, args)
+    assert maps["native"].snapshot() == maps["pure"].snapshot(), (name, args)
+
+
+def _maps(slots: int, bits_bytes: int) -> dict[str, _Map]:
+    return {"native": _Map(slots, bits_bytes), "pure": _Map(slots, bits_bytes)}
+
+
+keys = st.lists(st.binary(max_size=6), min_size=1, max_size=8)
+
+
+@st.composite
+def key_streams(draw: st.DrawFn) -> list[tuple[list[int], list[bytes]]]:
+    """Chunks of (offsets, keys): mostly increasing offsets, sometimes repeats or backwards."""
+    pool = draw(keys)
+    chunks, offset = [], draw(st.sampled_from([0, 5, 2**40]))
+    for _ in range(draw(st.integers(1, 5))):
+        n = draw(st.integers(0, 12))
+        offsets = []
+        for _ in range(n):
+            offset += draw(st.sampled_from([1, 1, 1, 2, 9, 0, -4]))
+            offsets.append(offset)
+        chunks.append((offsets, [draw(st.sampled_from(pool)) for _ in range(n)]))
+    return chunks
+
+
+map_shapes = st.tuples(st.integers(1, 24), st.sampled_from([0, 1, 2, 8, 64]), st.integers(0, 30))
+
+
+@settings(max_examples=400, deadline=None)
+@given(key_streams(), map_shapes, keys)
+def test_puts_and_gets_leave_the_same_map(chunks, shape, probes) -> None:
+    slots, bits_bytes, max_entries = shape
+    maps = _maps(slots, bits_bytes)
+    for offsets, chunk_keys in chunks:
+        _both("map_put_keys", maps, offsets, chunk_keys, max_entries)
+    for key in probes:
+        _both("map_get", maps, key)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(records_sections(), min_size=1, max_size=4), map_shapes, st.integers(-1, 6), st.data())
+def test_records_put_and_probed_alike(sections, shape, start, data) -> None:
+    slots, bits_bytes, max_entries = shape
+    maps = _maps(slots, bits_bytes)
+    for base, (section, count) in enumerate(sections):
+        base_offset = 10 * base
+        last_offset = base_offset + data.draw(st.sampled_from([max(count - 1, 0), 0, 100]))
+        _both("map_put_records", maps, section, count, base_offset, last_offset, start + base_offset, max_entries)
+    latest = data.draw(st.integers(-1, 10 * len(sections)))
+    for base, (section, count) in enumerate(sections):
+        for probe in (PROBE_NONE, PROBE_LOOKUP, PROBE_SUPERSEDED):
+            _both("map_retained", maps, section, count, 10 * base, 10 * base + 20, latest, probe)
