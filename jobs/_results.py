@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from storage_core import native
 from storage_core.config_layers import ConfigValue
 from storage_core.errors import StorageError
 from storage_core.load_actions import LoadAction, partial_actions
@@ -275,6 +276,12 @@ class ProgressRow(Protocol):
     def duration_ms(self) -> int: ...
 
 
+def core_note() -> str:
+    """What a progress line adds when this process runs storage_core on its pure-Python twins
+    (an executor without the compiled core: not built, or not shipped with its environment)."""
+    return "" if native.IMPLEMENTATION == "native" else f" [storage_core: {native.describe()}]"
+
+
 def summary_line(job: str, summary: JobSummary) -> str:
     """`logkeeper <job>: N partitions, K ok, T truncated, F failed (dir/partition, ...)`: the counts of
     every status present, naming every failed, corrupt or truncated partition."""
@@ -286,10 +293,12 @@ def summary_line(job: str, summary: JobSummary) -> str:
     )
 
 
-def progress_line(rank: int, total: int, row: ProgressRow) -> str:
-    """`[n/N] topic-partition status bytes MB/s`, one per partition as it finishes (n: how many have finished)."""
+def progress_line(rank: int, total: int, row: ProgressRow, core: str | None = None) -> str:
+    """`[n/N] topic-partition status bytes MB/s`, one per partition as it finishes (n: how many have
+    finished); then :func:`core_note` of the process that did the work (`core`; None: this process)."""
     rate = row.size_bytes / 1e6 / max(row.duration_ms / 1000, 1e-3)
-    return f"[{rank}/{total}] {row.dir_name} {row.status} {row.size_bytes} B {rate:.1f} MB/s"
+    note = core_note() if core is None else core
+    return f"[{rank}/{total}] {row.dir_name} {row.status} {row.size_bytes} B {rate:.1f} MB/s{note}"
 
 
 def _json_value(value: object) -> object:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, TypeVar
 
-from jobs._results import ProgressRow, progress_line
+from jobs._results import ProgressRow, core_note, progress_line
 from storage_core.java_properties import parse_java_properties
 
 if TYPE_CHECKING:
@@ -83,6 +83,7 @@ class Progress:
     status: str
     size_bytes: int
     duration_ms: int
+    core: str = ""  # the executor's core_note(): says when it ran the pure-Python twins
 
 
 class _ProgressFeed:
@@ -113,7 +114,7 @@ def _run_and_report(executor_fn: Callable[[T], R], feed: Accumulator[list[Progre
     row = executor_fn(task)
     entry = None
     if isinstance(row, ProgressRow):
-        entry = Progress(row.dir_name, row.status, row.size_bytes, row.duration_ms)
+        entry = Progress(row.dir_name, row.status, row.size_bytes, row.duration_ms, core_note())
     feed.add([entry])
     return row
 
@@ -159,7 +160,7 @@ class _ProgressMonitor:
         for rank in range(self._seen + 1, arrived + 1):
             entry = entries[rank - 1]
             if self._log_lines and entry is not None:
-                print(progress_line(rank, self._total, entry), file=self._out)
+                print(progress_line(rank, self._total, entry, entry.core), file=self._out)
         self._seen = arrived
         if self._tty:
             filled = self._BAR * arrived // self._total

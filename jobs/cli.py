@@ -9,6 +9,7 @@ An unexpected error prints one line (set LOGKEEPER_DEBUG=1 for the traceback) an
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import importlib.util
 import os
 import sys
@@ -30,9 +31,17 @@ SUBCOMMANDS = {
 }
 
 USAGE = (
-    "usage: logkeeper <subcommand> [options]    (logkeeper <subcommand> --help for its options)\n\n"
+    "usage: logkeeper <subcommand> [options]    (logkeeper <subcommand> --help for its options)\n"
+    "       logkeeper --version                 (and which storage_core implementation runs)\n\n"
     "subcommands:\n" + "".join(f"  {name:<16} {help_text}\n" for name, (_, help_text) in SUBCOMMANDS.items())
 )
+
+
+def version() -> str:
+    """`logkeeper X.Y.Z (storage_core: native (...))` or `... pure Python (why))`: which core runs."""
+    from storage_core import native
+
+    return f"logkeeper {importlib.metadata.version('logkeeper')} (storage_core: {native.describe()})"
 
 
 def _fail(name: str, exc: BaseException) -> int:
@@ -48,6 +57,9 @@ def _fail(name: str, exc: BaseException) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run `logkeeper <subcommand> [options]` and return its exit code."""
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--version"]:
+        print(version())
+        return 0
     if not argv or argv[0] in ("-h", "--help"):
         print(USAGE, end="", file=sys.stdout if argv else sys.stderr)
         return 0 if argv else EXIT_USAGE

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import uuid
@@ -29,6 +30,16 @@ def test_help_lists_every_subcommand() -> None:
     for name in ("recover", "rebuild-indexes", "retention", "compact", "stats", "maintain", "audit", "dump"):
         assert f"\n  {name} " in result.stdout
     assert _run().returncode == 2
+
+
+@pytest.mark.parametrize(
+    ("pure", "named"), [("", "storage_core: native (compiled core, CRC-32C by "), ("1", "storage_core: pure Python (")]
+)
+def test_version_names_the_storage_core_implementation(pure: str, named: str) -> None:
+    env = {**os.environ, "LOGKEEPER_PURE_PYTHON": pure}
+    result = subprocess.run([str(LOGKEEPER), "--version"], capture_output=True, text=True, check=False, env=env)
+    assert result.returncode == 0
+    assert result.stdout.startswith("logkeeper 0.1.0 (" + named)
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +17,7 @@ from storage_core.clean_shutdown import read_clean_shutdown
 from storage_core.names import TopicPartition
 from storage_core.records.batch import Record, build_batch
 from tests.builders.log_dir import LogDirBuilder
-from tests.jobs.conftest import MASTER
+from tests.jobs.conftest import MASTER, REPO
 
 pytestmark = pytest.mark.spark
 
@@ -175,3 +176,32 @@ def test_unknown_server_property_is_a_config_error(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert "did you mean log.retention.hours" in result.stderr
+
+
+def test_executors_on_the_pure_python_core_say_so_in_their_progress_lines(crashed_log_dirs, tmp_path: Path) -> None:
+    # LOGKEEPER_PURE_PYTHON=1 stands for an executor without the compiled core: the job still
+    # recovers, and each partition's line says which implementation did the work.
+    env = {**os.environ, "LOGKEEPER_PURE_PYTHON": "1", "PYTHONPATH": str(REPO)}
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jobs",
+            "recover",
+            "--log-dirs",
+            ",".join(map(str, crashed_log_dirs)),
+            "--master",
+            "local",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("[")]
+    assert len(lines) == 3
+    assert all(line.endswith(" [storage_core: pure Python (LOGKEEPER_PURE_PYTHON=1)]") for line in lines), lines
+    assert read_clean_shutdown(crashed_log_dirs[0]) is not None

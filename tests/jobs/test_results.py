@@ -87,9 +87,11 @@ def test_an_untouched_partition_row_takes_no_time() -> None:
 
 def test_progress_line() -> None:
     row = PartitionRow("/data/d1", "orders-0", "orders", 0, "ok", 2_000_000, 500)
-    assert progress_line(3, 10, row) == "[3/10] orders-0 ok 2000000 B 4.0 MB/s"
+    assert progress_line(3, 10, row, "") == "[3/10] orders-0 ok 2000000 B 4.0 MB/s"
     instant = PartitionRow("/data/d1", "orders-1", "orders", 1, "failed", 0, 0)
-    assert progress_line(1, 1, instant) == "[1/1] orders-1 failed 0 B 0.0 MB/s"
+    assert progress_line(1, 1, instant, "") == "[1/1] orders-1 failed 0 B 0.0 MB/s"
+    pure = " [storage_core: pure Python (why)]"  # an executor's core_note(), printed by the driver
+    assert progress_line(1, 1, instant, pure) == "[1/1] orders-1 failed 0 B 0.0 MB/s" + pure
 
 
 def test_result_json_shape_is_stable(tmp_path: Path) -> None:
