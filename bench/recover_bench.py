@@ -7,16 +7,20 @@ compresses about 3x into ~3.5 KiB batches) a ~64 MiB `.log` is written with stor
 read once into the page cache, then timed (best of --repeat rounds, each round running every
 contender once in turn, so that a slow spell of the VM falls on all of them alike):
 
-* limit: the file mapped (page cache, no copy) plus crc32c over each batch's CRC range (the least
-  any CRC-checking recovery must do); logkeeper maps its files the same way, the peers read them
-  into `bytes` (their API);
+* limit: the file mapped (page cache, no copy) and CRC-32C over all its bytes in one C call (the
+  `crc32c` package, SSE4.2): the hardware's read+CRC32C limit, which no CRC-checking recovery can
+  pass; logkeeper maps its files the same way, the peers read them into `bytes` (their API);
 * logkeeper scan: `scan_valid_prefix` (framing + CRC of every batch: what recovery validates);
 * logkeeper recover: `build_segment_indexes` (validation + Kafka's index rebuild, in memory);
 * logkeeper load: `load_partition` of the segment as a partition after an unclean shutdown (the
-  above plus producer state, leader epochs, and the index and snapshot files written, fsynced);
+  above plus producer-state replay, leader epochs, and the index and snapshot files written and
+  fsynced): the `recover` job's own path;
+* `load (pure)`: the same on storage_core's pure-Python twins (`storage_core.native.use_twins`),
+  interleaved with the rest; without the compiled core every logkeeper column is the pure one;
 * kafka-python / aiokafka: `MemoryRecords` iteration with `validate_crc()` per batch.
 
-Run: `.venv/bin/python bench/recover_bench.py [--mib 64] [--repeat 3]`. Prints MB/s and ratios.
+Run: `.venv/bin/python bench/recover_bench.py [--mib 64] [--repeat 3]`. Prints MB/s, the ratio to the
+limit, and load's ratio to aiokafka.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from __future__ import annotations
 import argparse
 import random
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from crc32c import crc32c
@@ -81,13 +86,7 @@ def build(path: Path, records_per_batch: int, values: list[bytes], codec: Compre
 
 
 def limit(path: Path) -> None:
-    data = LocalFileSystem().mmap(path)
-    view = memoryview(data)
-    position = 0
-    while position + 61 <= len(data):
-        size = int.from_bytes(data[position + 8 : position + 12], "big") + 12
-        crc32c(view[position + 21 : position + size])
-        position += size
+    crc32c(LocalFileSystem().mmap(path))
 
 
 def ours_scan(path: Path) -> None:
@@ -110,6 +109,18 @@ def ours_load(path: Path) -> None:
         partition.mkdir()
         (partition / "00000000000000000000.log").hardlink_to(path)
     load_partition(partition, LoadOptions(had_clean_shutdown=False, recovery_point=0, log_start_offset=0, now_ms=0))
+
+
+def on_twins(fn: Callable[[Path], None]) -> Callable[[Path], None]:
+    """`fn` run on storage_core's pure-Python twins."""
+
+    def run(path: Path) -> None:
+        from storage_core.native import use_twins  # this tree only (compare_revisions imports this module)
+
+        with use_twins():
+            fn(path)
+
+    return run
 
 
 def peer(module: str):
@@ -135,6 +146,7 @@ def main() -> None:
         "logkeeper scan": ours_scan,
         "logkeeper recover": ours_recover,
         "logkeeper load": ours_load,
+        "load (pure)": on_twins(ours_load),
         "kafka-python": peer("kafka-python"),
         "aiokafka": peer("aiokafka"),
     }
@@ -150,7 +162,11 @@ def main() -> None:
             )
             rates = {name: size / 1e6 / spent for name, spent in seconds.items()}
             base = rates["limit (read+crc32c)"]
-            print(f"{shape:<12} " + " ".join(f"{rate:>11.0f} ({rate / base:>5.2f}x)" for rate in rates.values()))
+            print(
+                f"{shape:<12} "
+                + " ".join(f"{rate:>11.0f} ({rate / base:>5.2f}x)" for rate in rates.values())
+                + f"   load/aiokafka {rates['logkeeper load'] / rates['aiokafka']:.2f}x"
+            )
 
 
 if __name__ == "__main__":

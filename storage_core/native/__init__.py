@@ -19,6 +19,7 @@ from storage_core.native.implementation import (
     map_put_records,
     map_retained,
     md5,
+    use_twins,
     walk,
 )
 
@@ -33,5 +34,6 @@ __all__ = [
     "map_put_records",
     "map_retained",
     "md5",
+    "use_twins",
     "walk",
 ]

@@ -7,13 +7,17 @@ without a C compiler installs and runs the twins). :data:`IMPLEMENTATION` says w
 
 The native functions raise `_native.FrameError(kind, message)` where the twins raise
 CorruptRecordError or IndexError; the wrappers here turn one into the other, and hand a records
-section with a value wider than 64 bits (kind "unsupported") to the twin.
+section with a value wider than 64 bits (kind "unsupported") to the twin (as bytes, whatever buffer
+the caller passed, so its errors read the same).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from array import array
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from storage_core.errors import CorruptRecordError
 from storage_core.native import pure
@@ -61,7 +65,7 @@ if _native is not None:
             return _native.frame_records(data, count)
         except _FrameError as exc:
             if exc.args[0] == "unsupported":
-                return pure.frame_records(data, count)
+                return pure.frame_records(bytes(data), count)
             _raise(exc)
             raise  # unreachable: _raise raises
 
@@ -83,7 +87,7 @@ if _native is not None:
         except _FrameError as exc:
             if exc.args[0] == "unsupported":
                 return pure.map_put_records(
-                    slots, bits, state, data, count, base_offset, last_offset, start, max_entries
+                    slots, bits, state, bytes(data), count, base_offset, last_offset, start, max_entries
                 )
             _raise(exc)
             raise
@@ -105,7 +109,9 @@ if _native is not None:
             )
         except _FrameError as exc:
             if exc.args[0] == "unsupported":
-                return pure.map_retained(slots, bits, state, data, count, base_offset, last_offset, latest, probe)
+                return pure.map_retained(
+                    slots, bits, state, bytes(data), count, base_offset, last_offset, latest, probe
+                )
             _raise(exc)
             raise
         above, later, null_key, tombstone = (int.from_bytes(mask, "little") for mask in masks)
@@ -120,3 +126,25 @@ else:
     map_get = pure.map_get
     map_put_records = pure.map_put_records
     map_retained = pure.map_retained
+
+
+TWINNED = ("crc32c", "md5", "walk", "frame_records", "map_put_keys", "map_put_records", "map_get", "map_retained")
+
+
+@contextmanager
+def use_twins() -> Iterator[None]:
+    """Run storage_core on the pure-Python twins in this process until the block ends, whatever
+    the switch chose (tests and benches compare the two side by side; not thread-safe).
+
+    Every caller reaches the core through attributes of the `storage_core.native` package at call
+    time, so swapping those attributes swaps the implementation.
+    """
+    package = sys.modules["storage_core.native"]
+    saved = {name: getattr(package, name) for name in TWINNED}
+    try:
+        for name in TWINNED:
+            setattr(package, name, getattr(pure, name))
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(package, name, value)

@@ -25,6 +25,8 @@ from storage_core.records.control import ControlRecordType, parse_control_key
 from storage_core.records.file_records import iterate_batches
 from tests.realdata.manifest import ManifestRow, rows_of_kind
 
+pytestmark = pytest.mark.both_cores  # CI runs it again on the pure-Python core (./dev test)
+
 FS = LocalFileSystem()
 
 

@@ -14,6 +14,8 @@ from storage_core.records.file_records import scan_valid_prefix
 from tests.builders.log_dir import recover_unclean
 from tests.realdata.manifest import REALDATA
 
+pytestmark = pytest.mark.both_cores  # CI runs it again on the pure-Python core (./dev test)
+
 PARTITION_DIRS = sorted(
     p
     for p in REALDATA.glob("*/**/*-[0-9]*")

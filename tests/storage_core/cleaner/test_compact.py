@@ -25,6 +25,8 @@ from storage_core.records.file_records import iterate_batches
 from tests.builders.log_dir import recover_unclean
 from tests.storage_core.native.twins import pure_python
 
+pytestmark = pytest.mark.both_cores  # CI runs it again on the pure-Python core (./dev test)
+
 NOW = 1_800_000_000_000
 COMPACT = LogConfig(cleanup_policy=frozenset({"compact"}), min_cleanable_dirty_ratio=0.0, delete_retention_ms=1000)
 FS = LocalFileSystem()

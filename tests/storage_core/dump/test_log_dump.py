@@ -7,11 +7,15 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from storage_core.dump import DumpOptions, dump_files, render_json, render_text
 from storage_core.records.batch import Record, build_batch
 from storage_core.records.compression import CompressionType
 from tests.realdata.manifest import REALDATA
 from tests.storage_core.dump.conftest import DumpRun
+
+pytestmark = pytest.mark.both_cores  # CI runs it again on the pure-Python core (./dev test)
 
 T = 1_700_000_000_000
 # kafka-format.md §4.9: one record key1/value1, CreateTime 1700000000000, partitionLeaderEpoch 0.

@@ -11,9 +11,6 @@ batches (a size that points into the next batch).
 from __future__ import annotations
 
 import struct
-from array import array
-from collections.abc import Callable
-from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -21,44 +18,21 @@ from hypothesis import strategies as st
 import storage_core.native as active
 from storage_core.native import pure
 from storage_core.native.layout import (
-    M_BITS_BYTES,
-    M_FIELDS,
-    M_FIRST_PUT,
-    M_LAST_PUT,
-    M_ORDERED,
-    M_SLOTS,
-    M_SUPERSEDED_VALID,
     PROBE_LOOKUP,
     PROBE_NONE,
     PROBE_SUPERSEDED,
     REPLAY_EVERY,
     REPLAY_NONE,
     REPLAY_PRODUCER_OR_EPOCH,
-    STOP_REPLAY,
-    W_EPOCH_FLOOR,
-    W_OI_CAPACITY,
-    W_POSITION,
-    W_TI_CAPACITY,
     WF_CHECK_OFFSETS,
     WF_INDEX,
     WF_VERIFY_CRC,
-    walk_state,
 )
 from storage_core.records.batch import Record, build_batch
 from storage_core.records.compression import CompressionType
-from tests.storage_core.native.twins import native_built
+from tests.storage_core.native.twins import HOSTILE_INTS, both, map_pair, native_built, outcome, walk_all
 
 pytestmark = native_built
-
-HOSTILE_INTS = [0, 1, -1, 13, 14, 48, 49, 61, 2**31 - 1, 2**31 - 2, -(2**31), 2**32 - 1, 2**15 - 1, -(2**15)]
-
-
-def _outcome(call: Callable[[], Any]) -> tuple[str, Any]:
-    """What a call gives: ("ok", result) or ("error", its type and message)."""
-    try:
-        return "ok", call()
-    except Exception as exc:  # CorruptRecordError, IndexError, ValueError: compared by type and message
-        return "error", (type(exc).__name__, str(exc))
 
 
 # -- segments ------------------------------------------------------------------------------------
@@ -118,28 +92,6 @@ def segments(draw: st.DrawFn) -> bytes:
     return bytes(out)
 
 
-def _walk_all(walk: Callable[..., int], data: bytes, params: dict[str, int]) -> list[tuple[int, bytes, bytes, bytes]]:
-    """Every stop of a walk over `data` (continuing after REPLAY stops), with its state and entries."""
-    state = walk_state(
-        end=params["end"],
-        flags=params["flags"],
-        segment_base=params["segment_base"],
-        interval=params["interval"],
-        replay=params["replay"],
-    )
-    state[W_OI_CAPACITY], state[W_TI_CAPACITY] = params["oi_capacity"], params["ti_capacity"]
-    state[W_EPOCH_FLOOR] = params["epoch_floor"]
-    state[W_POSITION] = params["position"]
-    stops = []
-    for _ in range(50):
-        offset_entries, time_entries = bytearray(), bytearray()
-        stop = walk(data, state, offset_entries, time_entries)
-        stops.append((stop, state.tobytes(), bytes(offset_entries), bytes(time_entries)))
-        if stop != STOP_REPLAY:
-            break
-    return stops
-
-
 walk_params = st.fixed_dictionaries(
     {
         "end": st.one_of(st.just(-1), st.integers(0, 2000)),
@@ -158,7 +110,7 @@ walk_params = st.fixed_dictionaries(
 @settings(max_examples=400, deadline=None)
 @given(segments(), walk_params)
 def test_the_walk_stops_at_the_same_place_with_the_same_state_and_entries(data: bytes, params) -> None:
-    assert _walk_all(active.walk, data, params) == _walk_all(pure.walk, data, params)
+    assert walk_all(active.walk, data, params) == walk_all(pure.walk, data, params)
 
 
 @settings(max_examples=200, deadline=None)
@@ -210,46 +162,16 @@ def records_sections(draw: st.DrawFn) -> tuple[bytes, int]:
 @given(records_sections())
 def test_framing_gives_the_same_frames_or_the_same_error(case) -> None:
     data, count = case
-    assert _outcome(lambda: active.frame_records(data, count)) == _outcome(lambda: pure.frame_records(data, count))
+    assert outcome(lambda: active.frame_records(data, count)) == outcome(lambda: pure.frame_records(data, count))
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.binary(max_size=200), st.integers(-2, 20))
 def test_framing_random_bytes_agrees(data: bytes, count: int) -> None:
-    assert _outcome(lambda: active.frame_records(data, count)) == _outcome(lambda: pure.frame_records(data, count))
+    assert outcome(lambda: active.frame_records(data, count)) == outcome(lambda: pure.frame_records(data, count))
 
 
 # -- the offset map ------------------------------------------------------------------------------
-
-
-class _Map:
-    """The buffers of an OffsetMap, built alike for each implementation."""
-
-    def __init__(self, slots: int, bits_bytes: int) -> None:
-        self.slots = bytearray(24 * slots)
-        self.bits = bytearray(bits_bytes)
-        self.state = array("q", bytes(8 * M_FIELDS))
-        self.state[M_SLOTS], self.state[M_FIRST_PUT], self.state[M_LAST_PUT] = slots, -1, -1
-        self.state[M_SUPERSEDED_VALID], self.state[M_BITS_BYTES], self.state[M_ORDERED] = 1, bits_bytes, 1
-
-    def snapshot(self) -> tuple[bytes, bytes | None, bytes]:
-        """Slots, superseded bits and state; the bits only while valid (once a put invalidates
-        them nothing reads them again until `clear`, so where each stopped setting bits is moot)."""
-        return bytes(self.slots), bytes(self.bits) if self.state[M_SUPERSEDED_VALID] else None, self.state.tobytes()
-
-
-def _both(name: str, maps: dict[str, _Map], *args: Any) -> None:
-    """Call `name` on each implementation's map with `args`; results and maps must agree."""
-    outcomes = {
-        impl: _outcome(lambda m=m, module=module: getattr(module, name)(m.slots, m.bits, m.state, *args))
-        for (impl, m), module in zip(maps.items(), (active, pure), strict=True)
-    }
-    assert outcomes["native"] == outcomes["pure"], (name, args)
-    assert maps["native"].snapshot() == maps["pure"].snapshot(), (name, args)
-
-
-def _maps(slots: int, bits_bytes: int) -> dict[str, _Map]:
-    return {"native": _Map(slots, bits_bytes), "pure": _Map(slots, bits_bytes)}
 
 
 keys = st.lists(st.binary(max_size=6), min_size=1, max_size=8)
@@ -277,23 +199,23 @@ map_shapes = st.tuples(st.integers(1, 24), st.sampled_from([0, 1, 2, 8, 64]), st
 @given(key_streams(), map_shapes, keys)
 def test_puts_and_gets_leave_the_same_map(chunks, shape, probes) -> None:
     slots, bits_bytes, max_entries = shape
-    maps = _maps(slots, bits_bytes)
+    maps = map_pair(slots, bits_bytes)
     for offsets, chunk_keys in chunks:
-        _both("map_put_keys", maps, offsets, chunk_keys, max_entries)
+        both("map_put_keys", maps, offsets, chunk_keys, max_entries)
     for key in probes:
-        _both("map_get", maps, key)
+        both("map_get", maps, key)
 
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(records_sections(), min_size=1, max_size=4), map_shapes, st.integers(-1, 6), st.data())
 def test_records_put_and_probed_alike(sections, shape, start, data) -> None:
     slots, bits_bytes, max_entries = shape
-    maps = _maps(slots, bits_bytes)
+    maps = map_pair(slots, bits_bytes)
     for base, (section, count) in enumerate(sections):
         base_offset = 10 * base
         last_offset = base_offset + data.draw(st.sampled_from([max(count - 1, 0), 0, 100]))
-        _both("map_put_records", maps, section, count, base_offset, last_offset, start + base_offset, max_entries)
+        both("map_put_records", maps, section, count, base_offset, last_offset, start + base_offset, max_entries)
     latest = data.draw(st.integers(-1, 10 * len(sections)))
     for base, (section, count) in enumerate(sections):
         for probe in (PROBE_NONE, PROBE_LOOKUP, PROBE_SUPERSEDED):
-            _both("map_retained", maps, section, count, 10 * base, 10 * base + 20, latest, probe)
+            both("map_retained", maps, section, count, 10 * base, 10 * base + 20, latest, probe)

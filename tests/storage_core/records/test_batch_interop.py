@@ -10,6 +10,8 @@ from storage_core.records.compression import CompressionType
 from storage_core.records.file_records import iterate_batches
 from tests.storage_core.records.peer import PeerRecord, peer_batch, peer_marker, peer_read
 
+pytestmark = pytest.mark.both_cores  # CI runs it again on the pure-Python core (./dev test)
+
 T = 1_700_000_000_000
 CODECS = list(CompressionType)
 CODEC_IDS = [c.kafka_name for c in CODECS]

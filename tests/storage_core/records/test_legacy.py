@@ -22,6 +22,8 @@ from storage_core.records.legacy import (
 from storage_core.records.record import Record, TimestampType
 from tests.storage_core.records.peer import peer_legacy, peer_read
 
+pytestmark = pytest.mark.both_cores  # CI runs it again on the pure-Python core (./dev test)
+
 T = 1_700_000_000_000
 EXAMPLE_V1 = "0000000000000000 00000020 3052e670 01 00 0000018bcfe56800 00000004 6b657931 00000006 76616c756531"
 EXAMPLE_V0 = "0000000000000000 00000018 75f0f41d 00 00 00000004 6b657931 00000006 76616c756531"
