@@ -9,8 +9,11 @@ recovery, one pass on a fresh copy for compaction); the best of all rounds count
 are the benches' own `compact_bench.logkeeper` and `recover_bench.ours_recover`, run over the other
 revision's storage_core: it must have the APIs they call.
 
-Run: `.venv/bin/python bench/compare_revisions.py b66ff8f [--rounds 5]`. Prints, per workload, each
-tree's best and this tree's speed as a multiple of the other's.
+`--pure` runs both trees with LOGKEEPER_PURE_PYTHON=1: this tree on storage_core's pure-Python
+twins, so that the pure path is compared with a revision from before the native core.
+
+Run: `.venv/bin/python bench/compare_revisions.py b66ff8f [--rounds 5] [--pure]`. Prints, per
+workload, each tree's best and this tree's speed as a multiple of the other's.
 """
 
 from __future__ import annotations
@@ -47,12 +50,15 @@ print(json.dumps(seconds))
 """
 
 
-def measure(tree: Path, inputs: Path, scratch: Path, keys: int, dedupe: int, round_: int) -> dict[str, float]:
+def measure(
+    tree: Path, inputs: Path, scratch: Path, keys: int, dedupe: int, round_: int, *, pure: bool
+) -> dict[str, float]:
     """One round of every workload with `tree`'s storage_core, in a fresh process."""
+    env = {"PYTHONPATH": f"{tree}:{HERE / 'bench'}"} | ({"LOGKEEPER_PURE_PYTHON": "1"} if pure else {})
     out = subprocess.run(
         [sys.executable, "-c", _CHILD, str(inputs), str(scratch), str(keys), str(round_), str(dedupe)],
         cwd=tree,
-        env={"PYTHONPATH": f"{tree}:{HERE / 'bench'}"},
+        env=env,
         capture_output=True,
         text=True,
         check=True,
@@ -68,6 +74,7 @@ def main() -> None:
     parser.add_argument("--keys", type=int, default=10_000)
     parser.add_argument("--dedupe-buffer-bytes", type=int, default=0, help="offset map memory (0: compact_bench's)")
     parser.add_argument("--mib", type=int, default=32)
+    parser.add_argument("--pure", action="store_true", help="both trees with LOGKEEPER_PURE_PYTHON=1")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch_dir:
         scratch = Path(scratch_dir)
@@ -83,7 +90,7 @@ def main() -> None:
             best: dict[str, dict[str, float]] = {name: {} for name in trees}
             for round_ in range(args.rounds):
                 for name, tree in trees.items():
-                    spent = measure(tree, inputs, scratch, args.keys, args.dedupe_buffer_bytes, round_)
+                    spent = measure(tree, inputs, scratch, args.keys, args.dedupe_buffer_bytes, round_, pure=args.pure)
                     for workload, seconds in spent.items():
                         best[name][workload] = min(seconds, best[name].get(workload, seconds))
         finally:
