@@ -15,15 +15,14 @@ from __future__ import annotations
 
 import os
 import sys
-from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any, TypeVar
 
 from storage_core.errors import CorruptRecordError
 from storage_core.native import pure
-from storage_core.records.record import RecordFrame
 
-Buffer = bytes | bytearray | memoryview
+T = TypeVar("T")
 
 IMPLEMENTATION = "pure"
 REASON = "LOGKEEPER_PURE_PYTHON=1"
@@ -45,11 +44,31 @@ def describe() -> str:
     return f"native ({REASON})" if IMPLEMENTATION == "native" else f"pure Python ({REASON})"
 
 
-def _raise(exc: Exception) -> None:
-    kind, message = exc.args
-    if kind == "index":
-        raise IndexError(message) from None
-    raise CorruptRecordError(message) from None
+def _falling_back(compiled: Callable[..., T], twin: Callable[..., T], data_at: int) -> Callable[..., T]:
+    """`compiled`, its FrameError turned into the twin's exception (kind "index": IndexError, else
+    CorruptRecordError); a records section the C core does not take (kind "unsupported": a value
+    wider than 64 bits) goes to `twin`, its argument `data_at` as bytes. The C side raises
+    "unsupported" before it changes anything, so the twin starts from the same state."""
+
+    def call(*args: Any) -> T:
+        try:
+            return compiled(*args)
+        except _native.FrameError as exc:  # type: ignore[union-attr]
+            kind, message = exc.args
+            if kind == "index":
+                raise IndexError(message) from None
+            if kind != "unsupported":
+                raise CorruptRecordError(message) from None
+        args = (*args[:data_at], bytes(args[data_at]), *args[data_at + 1 :])
+        return twin(*args)
+
+    return call
+
+
+def _retained_masks(*args: Any) -> tuple[int, int, int, int, int]:
+    """`_native.map_retained` with its masks (little-endian bytes) as ints, as the twin returns them."""
+    framed, above, later, null_key, tombstone = _native.map_retained(*args)  # type: ignore[union-attr]
+    return framed, *(int.from_bytes(mask, "little") for mask in (above, later, null_key, tombstone))  # type: ignore[return-value]
 
 
 if _native is not None:
@@ -58,65 +77,9 @@ if _native is not None:
     walk = _native.walk
     map_put_keys = _native.map_put_keys
     map_get = _native.map_get
-    _FrameError = _native.FrameError
-
-    def frame_records(data: bytes, count: int) -> list[RecordFrame]:
-        try:
-            return _native.frame_records(data, count)
-        except _FrameError as exc:
-            if exc.args[0] == "unsupported":
-                return pure.frame_records(bytes(data), count)
-            _raise(exc)
-            raise  # unreachable: _raise raises
-
-    def map_put_records(
-        slots: Buffer,
-        bits: Buffer,
-        state: array,
-        data: bytes,
-        count: int,
-        base_offset: int,
-        last_offset: int,
-        start: int,
-        max_entries: int,
-    ) -> tuple[int, bool, int, int, int]:
-        try:
-            return _native.map_put_records(
-                slots, bits, state, data, count, base_offset, last_offset, start, max_entries
-            )
-        except _FrameError as exc:
-            if exc.args[0] == "unsupported":
-                return pure.map_put_records(
-                    slots, bits, state, bytes(data), count, base_offset, last_offset, start, max_entries
-                )
-            _raise(exc)
-            raise
-
-    def map_retained(
-        slots: Buffer,
-        bits: Buffer,
-        state: array,
-        data: bytes,
-        count: int,
-        base_offset: int,
-        last_offset: int,
-        latest: int,
-        probe: int,
-    ) -> tuple[int, int, int, int, int]:
-        try:
-            framed, *masks = _native.map_retained(
-                slots, bits, state, data, count, base_offset, last_offset, latest, probe
-            )
-        except _FrameError as exc:
-            if exc.args[0] == "unsupported":
-                return pure.map_retained(
-                    slots, bits, state, bytes(data), count, base_offset, last_offset, latest, probe
-                )
-            _raise(exc)
-            raise
-        above, later, null_key, tombstone = (int.from_bytes(mask, "little") for mask in masks)
-        return framed, above, later, null_key, tombstone
-
+    frame_records = _falling_back(_native.frame_records, pure.frame_records, 0)
+    map_put_records = _falling_back(_native.map_put_records, pure.map_put_records, 3)
+    map_retained = _falling_back(_retained_masks, pure.map_retained, 3)
 else:
     crc32c = pure.crc32c
     md5 = pure.md5
