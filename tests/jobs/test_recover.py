@@ -31,6 +31,18 @@ def _state(root: Path) -> dict[str, bytes]:
     }
 
 
+def _recover_in_a_process(log_dirs: list[Path], master: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """`python -m jobs recover` over `log_dirs` in its own process, `env` added to this one's."""
+    return subprocess.run(
+        [sys.executable, "-m", "jobs", "recover", "--log-dirs", ",".join(map(str, log_dirs)), "--master", master],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, **env},
+        timeout=300,
+    )
+
+
 @pytest.fixture
 def crashed_log_dirs(tmp_path: Path) -> list[Path]:
     """Two log dirs after an unclean shutdown: a torn tail, a leftover .cleaned, a stale checkpoint."""
@@ -127,21 +139,7 @@ def test_a_dir_locked_by_a_live_process_is_refused_and_untouched(crashed_log_dir
     )
     try:
         assert holder.stdout.readline().strip() == "locked"
-        result = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "jobs",
-                "recover",
-                "--log-dirs",
-                ",".join(map(str, crashed_log_dirs)),
-                "--master",
-                MASTER,
-            ],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        result = _recover_in_a_process(crashed_log_dirs, MASTER)
     finally:
         holder.kill()
         holder.wait()
@@ -181,25 +179,7 @@ def test_unknown_server_property_is_a_config_error(tmp_path: Path) -> None:
 def test_executors_on_the_pure_python_core_say_so_in_their_progress_lines(crashed_log_dirs, tmp_path: Path) -> None:
     # LOGKEEPER_PURE_PYTHON=1 stands for an executor without the compiled core: the job still
     # recovers, and each partition's line says which implementation did the work.
-    env = {**os.environ, "LOGKEEPER_PURE_PYTHON": "1", "PYTHONPATH": str(REPO)}
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "jobs",
-            "recover",
-            "--log-dirs",
-            ",".join(map(str, crashed_log_dirs)),
-            "--master",
-            "local",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=env,
-        cwd=tmp_path,
-        timeout=300,
-    )
+    result = _recover_in_a_process(crashed_log_dirs, "local", LOGKEEPER_PURE_PYTHON="1", PYTHONPATH=str(REPO))
     assert result.returncode == 0, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.startswith("[")]
     assert len(lines) == 3
