@@ -101,7 +101,9 @@ def rebuild_indexes(
             continue
         identity = fs.identity(names.log_file(dir_path, base_offset))
         try:
-            found = _check_segment(dir_path, base_offset, psm, settings=settings, verify_only=verify_only, fs=fs)
+            found = _check_segment(
+                dir_path, base_offset, psm, settings=settings, verify_only=verify_only, live=live, fs=fs
+            )
         except FileNotFoundError:
             if not live:
                 raise
@@ -125,9 +127,15 @@ def _check_segment(
     *,
     settings: SegmentSettings,
     verify_only: bool,
+    live: bool,
     fs: FileSystem,
 ) -> list[LoadAction]:
-    """Rebuild one segment's indexes in memory (producer state carried in `psm`) and fix or report the files."""
+    """Rebuild one segment's indexes in memory (producer state carried in `psm`) and fix or report the files.
+
+    Beside a live broker (`live`) the segment is read into memory with positional reads, as a consumer
+    reads, never mapped: a broker that truncates the file meanwhile (a replica truncating to its
+    leader) would make a read of a mapped page past the new end a SIGBUS; a read just ends short.
+    """
     actions: list[LoadAction] = []
     log_path = names.log_file(dir_path, base_offset)
     offset_index_path = names.offset_index_file(dir_path, base_offset)
@@ -142,7 +150,7 @@ def _check_segment(
         if batch.magic >= 2:
             replay_producer_batch(psm, batch, txn_index)
 
-    buffer = fs.mmap(log_path)
+    buffer = fs.read_bytes(log_path) if live else fs.mmap(log_path)
     rebuilt = build_segment_indexes(
         buffer,
         offset_index=OffsetIndex.build_in_memory(
