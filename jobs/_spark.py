@@ -112,9 +112,10 @@ def _run_and_report(executor_fn: Callable[[T], R], feed: Accumulator[list[Progre
     """Executor side: run one task, then send its progress entry to the driver."""
     _freeze_worker_heap()
     row = executor_fn(task)
+    shown = getattr(row, "row", row)  # a job's wrapper (compact's, scrub's) carries the partition row as `row`
     entry = None
-    if isinstance(row, ProgressRow):
-        entry = Progress(row.dir_name, row.status, row.size_bytes, row.duration_ms, core_note())
+    if isinstance(shown, ProgressRow):
+        entry = Progress(shown.dir_name, shown.status, shown.size_bytes, shown.duration_ms, core_note())
     feed.add([entry])
     return row
 
