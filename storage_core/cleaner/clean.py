@@ -30,6 +30,7 @@ from storage_core.cleaner.txn_tracker import TransactionTracker, collect_aborted
 from storage_core.config import LogConfig
 from storage_core.fs import FileSystem
 from storage_core.load_actions import ActionKind, LoadAction
+from storage_core.native.pure import put_keyed_records
 from storage_core.records.batch import RecordBatch, build_batch
 from storage_core.records.file_records import Batch, iterate_batches
 from storage_core.records.legacy import LegacyBatch, build_legacy_messages
@@ -205,26 +206,13 @@ def _put_batch(batch: Batch, offset_map: OffsetMap, start: int, max_entries: int
                 max_entries=max_entries,
             )
         )
-    records = _BatchRecords(batch).keyed
-    wanted = [index for index, (offset, key, _) in enumerate(records) if key is not None and offset >= start]
-    put = offset_map.put_all([records[i][0] for i in wanted], [records[i][1] for i in wanted], max_entries=max_entries)  # type: ignore[misc]
-    return (
-        len(records),
-        _inside_in_order(records, batch),
-        put,
-        wanted[put] if put < len(wanted) else -1,
-        records[wanted[put - 1]][0] if put else -1,
+    return put_keyed_records(
+        _BatchRecords(batch).keyed,
+        batch.base_offset,
+        batch.last_offset,
+        start,
+        lambda offsets, keys: offset_map.put_all(offsets, keys, max_entries=max_entries),
     )
-
-
-def _inside_in_order(records: list[tuple[int, bytes | None, bool]], batch: Batch) -> bool:
-    """Whether the records' offsets strictly increase inside [base offset, last offset] of their batch."""
-    previous = batch.base_offset - 1
-    for offset, _, _ in records:
-        if offset <= previous:
-            return False
-        previous = offset
-    return previous <= batch.last_offset
 
 
 def _region(first_read: tuple[int, int] | None, end_read: tuple[int, int], ordered: bool) -> Region | None:

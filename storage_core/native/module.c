@@ -325,6 +325,25 @@ static PyObject *unsupported(void) {
     return NULL;
 }
 
+/* Frame a records section and compute its records' offsets (map_put_records, map_retained): the
+   count framed, or -1 with the Python error set (a framing error, an offset wider than 64 bits, no
+   memory). The caller frees *frames and *offsets either way. */
+static int64_t frame_with_offsets(Py_buffer *data, int64_t count, int64_t base, lk_frame **frames,
+                                  int64_t **offsets) {
+    lk_frame_error error;
+    int64_t framed = frame_section(data, count, frames, &error);
+    if (framed < 0) {
+        frame_error(&error);
+        return -1;
+    }
+    int bad = record_offsets(*frames, framed, base, offsets);
+    if (bad) {
+        bad == -2 ? (void)PyErr_NoMemory() : (void)unsupported();
+        return -1;
+    }
+    return framed;
+}
+
 static PyObject *py_map_put_records(PyObject *self, PyObject *args) {
     PyObject *slots, *bits, *state;
     Py_buffer data;
@@ -339,18 +358,9 @@ static PyObject *py_map_put_records(PyObject *self, PyObject *args) {
     }
     lk_frame *frames = NULL;
     int64_t *offsets = NULL;
-    lk_frame_error error;
     PyObject *result = NULL;
-    int64_t framed = frame_section(&data, count, &frames, &error);
-    if (framed < 0) {
-        frame_error(&error);
-        goto out;
-    }
-    int bad = record_offsets(frames, framed, base, &offsets);
-    if (bad) {
-        bad == -2 ? (void)PyErr_NoMemory() : (void)unsupported();
-        goto out;
-    }
+    int64_t framed = frame_with_offsets(&data, count, base, &frames, &offsets);
+    if (framed < 0) goto out;
     int64_t *s = m.map.state, put = 0, stop_index = -1, last_put = -1, previous = base - 1;
     int in_order = base != INT64_MIN, full = 0;
     Py_BEGIN_ALLOW_THREADS for (int64_t i = 0; i < framed; i++) {
@@ -400,18 +410,9 @@ static PyObject *py_map_retained(PyObject *self, PyObject *args) {
     lk_frame *frames = NULL;
     int64_t *offsets = NULL;
     uint8_t *masks = NULL;
-    lk_frame_error error;
     PyObject *result = NULL;
-    int64_t framed = frame_section(&data, count, &frames, &error);
-    if (framed < 0) {
-        frame_error(&error);
-        goto out;
-    }
-    int bad = record_offsets(frames, framed, base, &offsets);
-    if (bad) {
-        bad == -2 ? (void)PyErr_NoMemory() : (void)unsupported();
-        goto out;
-    }
+    int64_t framed = frame_with_offsets(&data, count, base, &frames, &offsets);
+    if (framed < 0) goto out;
     size_t width = (size_t)(framed + 7) / 8;
     masks = calloc(4, width ? width : 1);
     if (!masks) {

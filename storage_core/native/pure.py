@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import struct
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import compress, islice
 from operator import lt, ne
 
@@ -392,10 +392,25 @@ def map_put_records(
         the last offset put (-1 if none)).
     """
     records = _keyed(data, frame_records(data, count), base_offset)
+
+    def put_keys(offsets: list[int], keys: list[bytes]) -> int:
+        return map_put_keys(slots, bits, state, offsets, keys, max_entries)
+
+    return put_keyed_records(records, base_offset, last_offset, start, put_keys)
+
+
+def put_keyed_records(
+    records: list[tuple[int, bytes | None, bool]],
+    base_offset: int,
+    last_offset: int,
+    start: int,
+    put_keys: Callable[[list[int], list[bytes]], int],
+) -> tuple[int, bool, int, int, int]:
+    """:func:`map_put_records` over records already decoded as (offset, key, is tombstone): puts the
+    keys of those with a key and an offset >= `start` through `put_keys` (it returns how many it
+    put); the cleaner's legacy batches (no records section to frame) go this way too."""
     wanted = [index for index, (offset, key, _) in enumerate(records) if key is not None and offset >= start]
-    put = map_put_keys(
-        slots, bits, state, [records[i][0] for i in wanted], [records[i][1] for i in wanted], max_entries
-    )  # type: ignore[misc]
+    put = put_keys([records[i][0] for i in wanted], [records[i][1] for i in wanted])  # type: ignore[misc]
     stop_index = wanted[put] if put < len(wanted) else -1
     last_put = records[wanted[put - 1]][0] if put else -1
     return len(records), _in_order(records, base_offset, last_offset), put, stop_index, last_put
