@@ -46,6 +46,7 @@ import compact_bench
 from timing import timed
 
 from storage_core import names
+from storage_core.meta_properties import MetaProperties, write_meta_properties
 from storage_core.records.batch import Record, build_batch
 
 PARTITIONS = 64
@@ -54,25 +55,43 @@ T = TypeVar("T")
 TOPIC_CONFIG = '[topics."bench"]\n"cleanup.policy" = "compact"\n'
 
 
+def broker_log_dir(root: Path) -> None:
+    """`root` made a log dir a (ZooKeeper-mode) broker has used: the jobs refuse one without `meta.properties`."""
+    root.mkdir(parents=True, exist_ok=True)
+    write_meta_properties(root / names.META_PROPERTIES, MetaProperties(0, "bench-cluster-id-000000", broker_id=0))
+
+
+def build_crashed(root: Path, partitions: int, mib: float, value_bytes: int, segments: int = 4) -> None:
+    """`partitions` partitions of about `mib` MiB after an unclean shutdown: `segments` segments of
+    one-record batches of a `value_bytes` value, no index file, no checkpoint, no clean-shutdown marker,
+    so that recovery recovers every segment. Every partition holds the same bytes (built once)."""
+    broker_log_dir(root)
+    batch_bytes = len(build_batch([Record(0, 0, None, b"x" * value_bytes)], base_offset=0))
+    per_segment = max(1, int(mib * 1024 * 1024) // batch_bytes // segments)
+    value = b"x" * value_bytes
+    logs = {
+        s * per_segment: b"".join(
+            build_batch([Record(o, o, None, value)], base_offset=o)
+            for o in range(s * per_segment, (s + 1) * per_segment)
+        )
+        for s in range(segments)
+    }
+    for p in range(partitions):
+        part = root / f"bench-{p}"
+        part.mkdir()
+        for base, data in logs.items():
+            names.log_file(part, base).write_bytes(data)
+
+
 def build_recover(root: Path, mib: int) -> None:
     """64 partitions of `mib` MiB: 4 segments of one-record 16 KiB batches, no index files."""
-    value = b"x" * 16_000
-    per_segment = mib * 1024 * 1024 // 16_100 // 4
-    for p in range(PARTITIONS):
-        part = root / f"bench-{p}"
-        part.mkdir(parents=True)
-        for s in range(4):
-            base = s * per_segment
-            names.log_file(part, base).write_bytes(
-                b"".join(
-                    build_batch([Record(o, o, None, value)], base_offset=o) for o in range(base, base + per_segment)
-                )
-            )
+    build_crashed(root, PARTITIONS, mib, 16_000)
 
 
 def build_compact(root: Path, records: int) -> None:
     """64 keyed partitions of `records` records (compact_bench's layout), recovered once by the CLI so
     that the log dir has its checkpoints and clean-shutdown marker, as compaction requires."""
+    broker_log_dir(root)
     for p in range(PARTITIONS):
         compact_bench.build(root / f"bench-{p}", records, max(1, records // 50))
     (root.parent / "topics.toml").write_text(TOPIC_CONFIG)
@@ -105,33 +124,45 @@ def cores(master: str) -> int:
     return int(master.removeprefix("local[").removesuffix("]"))
 
 
-def spark_job_seconds(event_log_dir: Path) -> float:
-    """The summed duration of the Spark jobs in a run's event log (submission to completion)."""
+def spark_phases(event_log_dir: Path, started: float, ended: float) -> dict[str, float]:
+    """A run's seconds split by its event log (epoch times `started` and `ended` bound the process):
+
+    * `job`: the summed duration of its Spark jobs (submission to completion: Python worker
+      start-up and the tasks);
+    * `to_session`: process start to the application's start (Python imports, JVM, SparkContext);
+    * `session_to_end`: the application's start to the process's end, minus the jobs (the driver's
+      work: argument and log-dir checks, locks, discovery, checkpoints, the Delta result tables,
+      the session's stop).
+    """
     (log,) = event_log_dir.iterdir()
     events = [json.loads(line) for line in log.read_text().splitlines()]
     submitted = {e["Job ID"]: e["Submission Time"] for e in events if e["Event"] == "SparkListenerJobStart"}
-    ended = {e["Job ID"]: e["Completion Time"] for e in events if e["Event"] == "SparkListenerJobEnd"}
-    return sum(ended[job] - submitted[job] for job in submitted) / 1000
+    completed = {e["Job ID"]: e["Completion Time"] for e in events if e["Event"] == "SparkListenerJobEnd"}
+    (app_start,) = (e["Timestamp"] for e in events if e["Event"] == "SparkListenerApplicationStart")
+    job = sum(completed[j] - submitted[j] for j in submitted) / 1000
+    to_session = app_start / 1000 - started
+    return {"job": job, "to_session": to_session, "session_to_end": ended - started - to_session - job}
 
 
-def run_job(job: str, log_dir: Path, master: str) -> dict[str, float]:
-    """One `logkeeper <job>` process over `log_dir`, with Spark's event log on.
+def run_job(job: str, log_dir: Path, master: str, extra_env: dict[str, str] | None = None) -> dict[str, float]:
+    """One `logkeeper <job>` process over `log_dir`, with Spark's event log on (`extra_env` added).
 
-    Returns its wall time, the time of its Spark job (from the event log: Python worker start-up
-    and the tasks) and the summed `duration_ms` of its partitions (inside storage_core).
+    Returns its wall time, the phases of :func:`spark_phases` and the summed `duration_ms` of its
+    partitions (inside storage_core).
     """
     events = log_dir.parent / f"{log_dir.name}-events"
     events.mkdir()
     result = log_dir.parent / f"{log_dir.name}.json"
     event_log = f"spark.eventLog.enabled=true --conf spark.eventLog.dir={events.as_uri()}"
     plain_log = "spark.eventLog.compress=false --conf spark.eventLog.rolling.enabled=false"
-    env = {**os.environ, "PYSPARK_SUBMIT_ARGS": f"--conf {event_log} --conf {plain_log} pyspark-shell"}
+    env = {**os.environ, **(extra_env or {})}
+    env["PYSPARK_SUBMIT_ARGS"] = f"--conf {event_log} --conf {plain_log} pyspark-shell"
     os.sync()  # the copy is written back: no writeback of it competes with the run's fsyncs
-    started = time.perf_counter()
+    started = time.time()
     job_command(job, log_dir, master, log_dir.parent / f"{log_dir.name}-wh", result, check=True, env=env)
-    wall = time.perf_counter() - started
+    ended = time.time()
     in_fn = sum(row["duration_ms"] for row in json.loads(result.read_text())["partitions"]) / 1000
-    return {"wall": wall, "job": spark_job_seconds(events), "in_fn": in_fn}
+    return {"wall": ended - started, **spark_phases(events, started, ended), "in_fn": in_fn}
 
 
 def measure(job: str, scratch: Path, sources: dict[str, Path], master: str, rep: int) -> dict[str, float]:
@@ -152,6 +183,7 @@ def measure(job: str, scratch: Path, sources: dict[str, Path], master: str, rep:
 def build_sources(job: str, scratch: Path, mib: int, records: int) -> dict[str, Path]:
     """The input log dirs, each alone in its own folder (beside it: compact's topic config)."""
     sources = {size: scratch / f"source-{size}" / "logs" for size in ("tiny", "full")}
+    broker_log_dir(sources["tiny"])
     for p in range(cores(MASTERS[-1])):
         (sources["tiny"] / f"bench-{p}").mkdir(parents=True)
     if job == "recover":
