@@ -15,18 +15,24 @@ again in place: every file but the `.log` segments and `meta.properties` is dele
 changes no `.log` byte of these inputs), then `os.sync`; the segments stay page-cached for every run.
 
 A run's wall time is split with the event log (`spark_scaling.spark_phases`): process start to the
-Spark application (imports, JVM, SparkContext), the Spark jobs (Python workers' start, the tasks),
-and the driver's own work after the session is up (log-dir checks, locks, discovery, checkpoints,
-Delta result tables, stop). Inside storage_core is the partitions' summed `duration_ms` over the
+Spark application (imports, the driver's log-dir checks, locks and discovery, JVM, SparkContext),
+the Spark jobs (Python workers' start, the tasks), and the driver's work after them (checkpoints,
+the Delta maintenance log, the result JSON, exit). Inside storage_core is the partitions' summed `duration_ms` over the
 2 cores (the tasks overlap); the share outside storage_core is 1 minus that over the wall time.
 
-Run: `.venv/bin/python bench/recover_e2e.py [--repeat 3] [--large-mib 16]`.
+`--profile N`: instead of the Spark runs, cProfile `load_partition` (the executor's storage_core
+call, native core) over N partitions of each shape in this process, top functions by own time: where
+the time inside storage_core goes.
+
+Run: `.venv/bin/python bench/recover_e2e.py [--repeat 3] [--large-mib 16] [--profile N]`.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import os
+import pstats
 import shutil
 import statistics
 import tempfile
@@ -35,6 +41,7 @@ from pathlib import Path
 from spark_scaling import build_crashed, run_job
 
 from storage_core import names
+from storage_core.loader import LoadOptions, load_partition
 
 MASTER = "local[2]"
 CORES = 2
@@ -75,9 +82,9 @@ def one_run(scratch: Path, source: Path, tag: str, env: dict[str, str]) -> dict[
 
 COLUMNS = (
     ("wall", "end to end"),
-    ("to_session", "start to Spark session (imports, JVM)"),
+    ("to_session", "process start to Spark session (imports, log-dir checks, discovery, JVM)"),
     ("job", "Spark jobs (workers' start, tasks)"),
-    ("session_to_end", "driver's own work (checks, checkpoints, Delta, stop)"),
+    ("session_to_end", "after the jobs (checkpoints, Delta maintenance log, result JSON, exit)"),
     ("storage_core", "inside storage_core (sum / 2 cores)"),
 )
 
@@ -97,9 +104,22 @@ def report(shape: str, samples: dict[str, list[dict[str, float]]]) -> None:
         print(f"| {label} | " + " | ".join(cells) + f" | {medians['pure'] / medians['native']:.2f}x |")
 
 
+def profile(shape: str, source: Path) -> None:
+    """cProfile `load_partition` over every partition of `source`, as the job's executors call it
+    after an unclean shutdown without checkpoints; print the top functions by own time."""
+    profiler = cProfile.Profile()
+    options = LoadOptions(had_clean_shutdown=False, recovery_point=0, log_start_offset=0, now_ms=0)
+    for part in sorted(p for p in source.iterdir() if p.is_dir()):
+        profiler.runcall(load_partition, part, options)
+    print(f"\n{shape}: load_partition over {sum(1 for p in source.iterdir() if p.is_dir())} partitions")
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(12)
+
+
 def main(args: argparse.Namespace) -> None:
-    """Build both crashed log dirs, run the rounds, print the tables."""
+    """Build both crashed log dirs, run the rounds (or the profile), print the tables."""
     print(f"1-minute load average before the run: {os.getloadavg()[0]:.2f}")
+    if args.profile:
+        args.small_partitions = args.large_partitions = args.profile
     shapes = {
         f"small: {args.small_partitions} partitions x {args.small_kib} KiB of 200 B batches": (
             args.small_partitions,
@@ -119,6 +139,9 @@ def main(args: argparse.Namespace) -> None:
         for n, (shape, (partitions, mib, value_bytes, segments)) in enumerate(shapes.items()):
             source = scratch / f"source-{n}"
             build_crashed(source, partitions, mib, value_bytes, segments)
+            if args.profile:
+                profile(shape, source)
+                continue
             samples: dict[str, list[dict[str, float]]] = {name: [] for name in CONTENDERS}
             for rep in range(args.repeat):
                 for name, env in CONTENDERS.items():
@@ -135,4 +158,5 @@ if __name__ == "__main__":
     parser.add_argument("--large-partitions", type=int, default=32)
     parser.add_argument("--large-mib", type=int, default=64, help="MiB per large partition")
     parser.add_argument("--scratch", help="folder for the log dirs (default: the system's temp dir)")
+    parser.add_argument("--profile", type=int, metavar="N", help="profile load_partition over N partitions a shape")
     main(parser.parse_args())

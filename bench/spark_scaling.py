@@ -129,10 +129,11 @@ def spark_phases(event_log_dir: Path, started: float, ended: float) -> dict[str,
 
     * `job`: the summed duration of its Spark jobs (submission to completion: Python worker
       start-up and the tasks);
-    * `to_session`: process start to the application's start (Python imports, JVM, SparkContext);
+    * `to_session`: process start to the application's start (Python imports, the job's driver work
+      before its session: for recover the log-dir checks, locks, discovery and task building; JVM
+      and SparkContext start);
     * `session_to_end`: the application's start to the process's end, minus the jobs (the driver's
-      work: argument and log-dir checks, locks, discovery, checkpoints, the Delta result tables,
-      the session's stop).
+      work after them: checkpoints, the Delta maintenance log, the result JSON, the JVM's exit).
     """
     (log,) = event_log_dir.iterdir()
     events = [json.loads(line) for line in log.read_text().splitlines()]

@@ -6,12 +6,16 @@ import struct
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
 
 from storage_core import names
+from storage_core.errors import CorruptDataError
 from storage_core.load_actions import FileChange
 from storage_core.loader import LoadOptions, LoadResult, load_partition
-from storage_core.offset_order import first_out_of_order
+from storage_core.offset_order import _spans, first_out_of_order
 from storage_core.partition_segments import SegmentSettings
+from storage_core.records.file_records import iterate_batches
+from tests.storage_core.native.test_equivalence import segments
 from tests.storage_core.records.peer import peer_batch, peer_legacy, peer_read
 
 T0 = 1_700_000_000_000
@@ -110,3 +114,22 @@ def test_legacy_entries_are_ordered_by_their_offsets() -> None:
     found = first_out_of_order(b"".join(entries))
     assert found is not None
     assert found[0] == sum(map(len, entries[:3]))  # offset 1 after offset 2: that entry went back
+
+
+def _spans_by_iterate_batches(buffer: bytes) -> list[tuple[int, int, int]]:
+    """The oracle of the check's own framing: `iterate_batches`, a batch object per entry, stopping
+    at its first CorruptDataError."""
+    spans = []
+    try:
+        for batch in iterate_batches(buffer):
+            first = batch.base_offset if batch.magic >= 2 else batch.last_offset
+            spans.append((batch.position, first, batch.last_offset))
+    except CorruptDataError:
+        pass
+    return spans
+
+
+@settings(max_examples=400, deadline=None)
+@given(segments())
+def test_the_order_check_frames_entries_as_iterate_batches_does(data: bytes) -> None:
+    assert [tuple(span) for span in _spans(data, None)] == _spans_by_iterate_batches(data)
