@@ -21,7 +21,20 @@ from __future__ import annotations
 import struct
 from typing import NamedTuple
 
+from storage_core import native
 from storage_core.errors import CorruptDataError
+from storage_core.native.layout import (
+    STOP_BAD_MAGIC,
+    STOP_END,
+    STOP_PAST_END,
+    STOP_SIZE_TOO_SMALL,
+    STOP_TRUNCATED_HEADER,
+    STOP_V2_TOO_SMALL,
+    W_HAVE_LAST,
+    W_LAST_OFFSET,
+    WF_CHECK_ORDER,
+    walk_state,
+)
 from storage_core.records.batch import LOG_OVERHEAD, RECORD_BATCH_OVERHEAD
 from storage_core.records.file_records import HEADER_SIZE_UP_TO_MAGIC, Buffer
 from storage_core.records.legacy import RECORD_OVERHEAD_V0, LegacyBatch
@@ -72,6 +85,22 @@ def _spans(buffer: Buffer, next_segment_base: int | None) -> list[_Span]:
     return spans
 
 
+_FRAMING_STOPS = frozenset(
+    (STOP_END, STOP_TRUNCATED_HEADER, STOP_SIZE_TOO_SMALL, STOP_PAST_END, STOP_BAD_MAGIC, STOP_V2_TOO_SMALL)
+)
+
+
+def _in_order(buffer: Buffer, next_segment_base: int | None) -> bool:
+    """True when the native walk proves the segment in order: every v2 batch's base offset above the
+    last offset before it, up to where the framing ends (where :func:`_spans` ends too), and the
+    last one below the next segment's base. False decides nothing: a legacy entry, an offset beyond
+    int64 or an order break go the batch-by-batch way of :func:`_spans`."""
+    state = walk_state(end=len(buffer), flags=WF_CHECK_ORDER)
+    if native.walk(memoryview(buffer), state, bytearray(), bytearray()) not in _FRAMING_STOPS:
+        return False
+    return next_segment_base is None or not state[W_HAVE_LAST] or state[W_LAST_OFFSET] < next_segment_base
+
+
 def first_out_of_order(buffer: Buffer, *, next_segment_base: int | None = None) -> tuple[int, str] | None:
     """The position of the first batch whose offsets break the increasing order, and why; None if none does.
 
@@ -79,6 +108,11 @@ def first_out_of_order(buffer: Buffer, *, next_segment_base: int | None = None) 
         buffer: a `.log` file's bytes.
         next_segment_base: the next segment's base offset (every offset here must be below it), or None.
     """
+    return None if _in_order(buffer, next_segment_base) else _first_break(buffer, next_segment_base)
+
+
+def _first_break(buffer: Buffer, next_segment_base: int | None) -> tuple[int, str] | None:
+    """:func:`first_out_of_order` batch by batch (the module docstring's rule over :func:`_spans`)."""
     spans = _spans(buffer, next_segment_base)
     for i in range(1, len(spans)):
         current, previous = spans[i], spans[i - 1]

@@ -10,7 +10,8 @@ Walk state (`W_*`), one `array('q')` of `W_FIELDS` int64s, read and updated by a
 | POSITION | where the next batch starts; on return, where the walk stopped (or the next batch after a REPLAY) |
 | END | walk up to here (-1: the buffer's end) |
 | BATCHES, HAVE_LAST, LAST_OFFSET | batches walked, and the last one's last offset (HAVE_LAST = 0: none yet) |
-| FLAGS | WF_VERIFY_CRC, WF_CHECK_OFFSETS (stop where offsets go backwards), WF_INDEX (index entries) |
+| FLAGS | WF_VERIFY_CRC, WF_CHECK_OFFSETS (stop where a last offset is not above the last one before), |
+| | WF_CHECK_ORDER (stop where a base offset is not above the last one before), WF_INDEX (index entries) |
 | SEGMENT_BASE, INTERVAL | the segment's base offset and `index.interval.bytes` |
 | LAST_INDEX_ENTRY, MAX_TIMESTAMP, OFFSET_OF_MAX | `LogSegment.recover`'s running values |
 | OI_COUNT, OI_CAPACITY, OI_LAST | offset index: entries, max entries, last relative offset |
@@ -55,7 +56,7 @@ from array import array
     W_FIELDS,
 ) = range(24)
 
-WF_VERIFY_CRC, WF_CHECK_OFFSETS, WF_INDEX = 1, 2, 4
+WF_VERIFY_CRC, WF_CHECK_OFFSETS, WF_INDEX, WF_CHECK_ORDER = 1, 2, 4, 8
 REPLAY_NONE, REPLAY_EVERY, REPLAY_PRODUCER_OR_EPOCH = 0, 1, 2
 
 # Why a walk stopped. END .. CRC_MISMATCH and OFFSETS_BACKWARDS end the valid prefix at POSITION;

@@ -68,6 +68,7 @@ from storage_core.native.layout import (
     W_TI_LAST_OFFSET,
     W_TI_LAST_TIMESTAMP,
     WF_CHECK_OFFSETS,
+    WF_CHECK_ORDER,
     WF_INDEX,
     WF_VERIFY_CRC,
 )
@@ -117,6 +118,7 @@ def walk(buffer: Buffer, state: array, offset_entries: bytearray, time_entries: 
         end = len(view)
     flags, segment_base, interval = state[W_FLAGS], state[W_SEGMENT_BASE], state[W_INTERVAL]
     verify, check_offsets, index = flags & WF_VERIFY_CRC, flags & WF_CHECK_OFFSETS, flags & WF_INDEX
+    check_order = flags & WF_CHECK_ORDER
     replay, epoch_floor = state[W_REPLAY], state[W_EPOCH_FLOOR]
     batches, have_last, last_offset = state[W_BATCHES], state[W_HAVE_LAST], state[W_LAST_OFFSET]
     last_index_entry, max_ts, offset_of_max = state[W_LAST_INDEX_ENTRY], state[W_MAX_TIMESTAMP], state[W_OFFSET_OF_MAX]
@@ -146,7 +148,7 @@ def walk(buffer: Buffer, state: array, offset_entries: bytearray, time_entries: 
         if last > INT64_MAX or last < INT64_MIN:
             stop = STOP_SLOW
             break
-        if check_offsets and have_last and last <= last_offset:
+        if have_last and ((check_offsets and last <= last_offset) or (check_order and base <= last_offset)):
             stop = STOP_OFFSETS_BACKWARDS
             break
         if index:

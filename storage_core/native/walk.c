@@ -87,7 +87,8 @@ int lk_walk(const uint8_t *buf, size_t len, int64_t *s, lk_bytes *oe, lk_bytes *
             stop = STOP_SLOW;
             break;
         }
-        if ((flags & WF_CHECK_OFFSETS) && have_last && last <= last_offset) {
+        if (have_last && (((flags & WF_CHECK_OFFSETS) && last <= last_offset) ||
+                          ((flags & WF_CHECK_ORDER) && base <= last_offset))) {
             stop = STOP_OFFSETS_BACKWARDS;
             break;
         }

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import struct
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from storage_core import names
 from storage_core.errors import CorruptDataError
 from storage_core.load_actions import FileChange
 from storage_core.loader import LoadOptions, LoadResult, load_partition
-from storage_core.offset_order import _spans, first_out_of_order
+from storage_core.native import use_twins
+from storage_core.offset_order import _first_break, _in_order, _spans, first_out_of_order
 from storage_core.partition_segments import SegmentSettings
 from storage_core.records.file_records import iterate_batches
 from tests.storage_core.native.test_equivalence import segments
@@ -133,3 +136,15 @@ def _spans_by_iterate_batches(buffer: bytes) -> list[tuple[int, int, int]]:
 @given(segments())
 def test_the_order_check_frames_entries_as_iterate_batches_does(data: bytes) -> None:
     assert [tuple(span) for span in _spans(data, None)] == _spans_by_iterate_batches(data)
+
+
+@settings(max_examples=400, deadline=None)
+@given(segments(), st.one_of(st.none(), st.sampled_from([0, 6, 100, 2**31, 2**62]), st.integers(0, 2**62 + 50)))
+def test_a_segment_the_native_walk_proves_in_order_has_no_break_batch_by_batch(
+    data: bytes, next_segment_base: int | None
+) -> None:
+    for core in (contextlib.nullcontext, use_twins):
+        with core():
+            if _in_order(data, next_segment_base):
+                assert _first_break(data, next_segment_base) is None
+    assert _in_order(b"".join(_batches(0, 15)), 15)  # the fast path is taken where it applies

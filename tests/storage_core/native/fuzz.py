@@ -156,7 +156,7 @@ def one_case(rng: random.Random, segment_pool: list[bytes], section_pool: list[t
     segment = mutate(rng, rng.choice(segment_pool), segment_pool)
     params = {
         "end": rng.choice([-1, -1, rng.randint(0, len(segment) + 8)]),
-        "flags": rng.randrange(8) | rng.choice([0, WF_VERIFY_CRC]),
+        "flags": rng.randrange(16) | rng.choice([0, WF_VERIFY_CRC]),
         "segment_base": rng.choice([0, 0, 5, 2**31 - 3, 2**62, -1]),
         "interval": rng.choice([0, 1, 64, 4096]),
         "replay": rng.choice([REPLAY_NONE, REPLAY_EVERY, REPLAY_PRODUCER_OR_EPOCH]),

@@ -25,6 +25,7 @@ from storage_core.native.layout import (
     REPLAY_NONE,
     REPLAY_PRODUCER_OR_EPOCH,
     WF_CHECK_OFFSETS,
+    WF_CHECK_ORDER,
     WF_INDEX,
     WF_VERIFY_CRC,
 )
@@ -95,7 +96,7 @@ def segments(draw: st.DrawFn) -> bytes:
 walk_params = st.fixed_dictionaries(
     {
         "end": st.one_of(st.just(-1), st.integers(0, 2000)),
-        "flags": st.integers(0, WF_VERIFY_CRC | WF_CHECK_OFFSETS | WF_INDEX),
+        "flags": st.integers(0, WF_VERIFY_CRC | WF_CHECK_OFFSETS | WF_INDEX | WF_CHECK_ORDER),
         "segment_base": st.sampled_from([0, 100, 2**31 - 10, 2**62, 2**31 + 200]),
         "interval": st.sampled_from([0, 1, 100, 4096]),
         "replay": st.sampled_from([REPLAY_NONE, REPLAY_EVERY, REPLAY_PRODUCER_OR_EPOCH]),
