@@ -31,6 +31,7 @@ retention, compact, stats) and has no quarantine location is refused (exit 2) un
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import re
 import time
@@ -169,6 +170,11 @@ class JobArgs:
     dry_run_state: Path | None = None  # a dry run's overlays, kept between the steps of `maintain`
     allow_missing_meta_properties: bool = False
 
+    @property
+    def run_ts(self) -> datetime.datetime:
+        """The job's logical now (`--now-ms`, else when it started) as a UTC timestamp."""
+        return datetime.datetime.fromtimestamp(self.now_ms / 1000, tz=datetime.UTC)
+
 
 # Airflow's own run ids (`scheduled__2026-11-24T00:00:00+00:00`) fit: its default
 # `allowed_run_id_pattern` is these characters; no `/`, and no leading `.`, so it is one plain name.
@@ -245,7 +251,7 @@ def _log_dirs(
         log_dir = Path(os.path.abspath(text))
         if not log_dir.is_dir():
             raise UsageError(f"log dir {log_dir} (from {source}) does not exist or is not a directory")
-        if inventory is not None and read_identity(log_dir).node_id not in (chosen.id, -1):
+        if inventory is not None and read_identity(log_dir).node_id not in (chosen.id, None):
             raise UsageError(
                 f"log dir {log_dir} belongs to broker {read_identity(log_dir).node_id} (meta.properties), "
                 f"not to broker {chosen.id} of --inventory {inventory}"

@@ -15,14 +15,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 from pyarrow import fs as pafs
 
-SEGMENT_STATS = "segment_stats"
-MAINTENANCE_LOG = "maintenance_log"
-SCRUB_FINDINGS = "scrub_findings"
+from jobs._tables import ensure_current, stamp_version
+
 PARTITION_COLUMN = "date"  # the tables are partitioned by the UTC day of their rows
 _COMMIT_ATTEMPTS = 50
 DEFAULT_RETENTION_HOURS = 168  # Delta's delta.deletedFileRetentionDuration default (7 days)
@@ -46,7 +44,8 @@ def _commit(path: Path, table: pa.Table, write_existing: Callable[[], None]) -> 
     `CommitFailedError`. Every write here is keyed by its own run, so trying again never duplicates
     rows and never removes another writer's. A crash before the commit leaves only unreferenced
     Parquet files (vacuum removes them). A table written before a column was added (segment_stats'
-    `topic_id`, the fleet columns) gains it; its older rows read null.
+    `topic_id`, the fleet columns) gains it; its older rows read null. A table of an older version
+    is upgraded in place first, and a new one is stamped with the current version (:mod:`jobs._tables`).
     """
     from deltalake import write_deltalake
     from deltalake.exceptions import CommitFailedError
@@ -56,9 +55,11 @@ def _commit(path: Path, table: pa.Table, write_existing: Callable[[], None]) -> 
     for attempt in itertools.count(1):
         try:
             if table_exists(path):
+                ensure_current(path)
                 write_existing()
             else:
                 write_deltalake(str(path), table, mode="append", partition_by=partition_by)
+                stamp_version(path)  # a crash before it: the schema says the version (jobs._tables)
             return
         except CommitFailedError:
             if attempt >= _COMMIT_ATTEMPTS:
@@ -88,7 +89,8 @@ def upsert_run(path: Path, table: pa.Table, *, run_id: str, keys: Sequence[str])
     replaces what it reports again, e.g. each partition's final status, and never erases the record of
     a file change its earlier try made). Rows of `table` with equal keys are merged into the last."""
     table = _last_per_key(table, keys)
-    on = " AND ".join([f"t.run_id = {_quote(run_id)}", *(f"t.{k} = s.{k}" for k in keys)])
+    # NULL-safe: a key column may be NULL (an action about no segment has no base offset).
+    on = " AND ".join([f"t.run_id = {_quote(run_id)}", *(f"(t.{k} IS NOT DISTINCT FROM s.{k})" for k in keys)])
 
     def merge() -> None:
         from deltalake import DeltaTable
@@ -143,13 +145,3 @@ def read_table(path: Path) -> pa.Table:
     return DeltaTable(str(path)).to_pyarrow_table(
         filesystem=pafs.SubTreeFileSystem(str(path.resolve()), pafs.LocalFileSystem())
     )
-
-
-def spark_view(spark: Any, path: Path, name: str) -> None:
-    """Register a Delta table's current snapshot as a Spark temp view."""
-    from deltalake import DeltaTable
-
-    uris = DeltaTable(str(path)).file_uris()
-    # mergeSchema: files written before a column was added lack it (they read null).
-    reader = spark.read.option("basePath", str(path.resolve())).option("mergeSchema", "true")
-    reader.parquet(*uris).createOrReplaceTempView(name)

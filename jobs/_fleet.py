@@ -6,8 +6,8 @@ two brokers whose log dirs share a path stay apart:
 
 | column       | from                                                                            |
 |--------------|---------------------------------------------------------------------------------|
-| `cluster_id` | `cluster.id` of the log dir's `meta.properties` ("" without one)                |
-| `node_id`    | `node.id` (KRaft, version 1) or `broker.id` (ZooKeeper, version 0); -1 unknown  |
+| `cluster_id` | `cluster.id` of the log dir's `meta.properties` (NULL without one)              |
+| `node_id`    | `node.id` (KRaft, version 1) or `broker.id` (ZooKeeper, version 0); NULL unknown|
 | `host`       | the host whose driver locked and maintained the log dir (`socket.gethostname`)  |
 
 A log dir without a readable `meta.properties` (a new disk, or one a broker never formatted) gets
@@ -31,8 +31,8 @@ from storage_core.names import META_PROPERTIES
 class LogDirIdentity:
     """The fleet columns of a log dir's rows (field names are the table columns)."""
 
-    cluster_id: str
-    node_id: int
+    cluster_id: str | None
+    node_id: int | None
     host: str
 
 
@@ -46,11 +46,10 @@ def read_identity(log_dir: Path | str, *, host: str | None = None) -> LogDirIden
     try:
         meta = read_meta_properties(Path(log_dir) / META_PROPERTIES)
     except (OSError, StorageError):
-        cluster_id, node_id = "", -1
+        cluster_id, node_id = None, None
     else:
-        cluster_id = meta.cluster_id or ""
-        node = meta.node_id if meta.node_id is not None else meta.broker_id
-        node_id = -1 if node is None else node
+        cluster_id = meta.cluster_id or None
+        node_id = meta.node_id if meta.node_id is not None else meta.broker_id
     return LogDirIdentity(cluster_id, node_id, socket.gethostname() if host is None else host)
 
 

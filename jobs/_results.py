@@ -25,6 +25,7 @@ checkpoints).
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import enum
 import json
 import os
@@ -55,7 +56,11 @@ STATUSES = ("ok", "truncated", "corrupt", "failed", "skipped", CHANGED_DURING_RE
 
 @dataclass(frozen=True, slots=True)
 class ActionRow:
-    """One file action (or finding), as it goes to JSON and to the maintenance log (see `LoadAction`)."""
+    """One file action (or finding), as it goes to JSON and to the maintenance log (see `LoadAction`).
+
+    `code` is the machine-readable reason (retention: the rule's reason code; the cleaner's plan:
+    `CleanablePlan.reason_code`); a `clean_plan` row also carries the plan's figures.
+    """
 
     kind: str
     file: str
@@ -67,6 +72,11 @@ class ActionRow:
     sha256: str = ""
     first_offset: int = -1
     last_offset: int = -1
+    code: str = ""
+    dirty_ratio: float | None = None
+    min_cleanable_ratio: float | None = None
+    cleanable_bytes: int | None = None
+    first_uncleanable_offset: int | None = None
 
     @classmethod
     def of(cls, action: LoadAction) -> ActionRow:
@@ -81,6 +91,7 @@ class ActionRow:
             action.sha256,
             action.first_offset,
             action.last_offset,
+            action.code,
         )
 
 
@@ -147,6 +158,9 @@ class JobSummary:
     dry_run: bool
     rows: tuple[PartitionRow, ...]
     log_dirs: tuple[LogDirRow, ...] = ()
+    # The job's logical now (`--now-ms`), what its decisions were made with; None: not given by the
+    # caller, the rows' write time stands for it.
+    run_ts: datetime.datetime | None = None
 
     @property
     def failed(self) -> int:

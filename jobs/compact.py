@@ -150,6 +150,11 @@ def compact_one(task: CompactTask) -> CompactRow:
                 + ("candidate" if plan.is_candidate else "not a candidate")
                 + "; settings: "
                 + ", ".join(map(str, task.settings)),
+                code=plan.reason_code,
+                dirty_ratio=plan.cleanable_ratio,
+                min_cleanable_ratio=plan.min_cleanable_ratio,
+                cleanable_bytes=plan.cleanable_bytes,
+                first_uncleanable_offset=plan.first_uncleanable_offset,
             ),
         ]
         for done in result.passes:
@@ -254,7 +259,9 @@ def run(args: CompactArgs) -> JobSummary:
         closed = close_log_dirs(states, rows + [d.row for d in done], require_clean=True, offsets_unchanged=True, fs=fs)
         rows += closed.failures
     log_dirs = log_dir_rows(common.log_dirs, locks, opened=states, closed=closed.written, more=checkpoints)
-    return JobSummary("compact", common.run_id, common.dry_run, tuple(rows + [d.row for d in done]), log_dirs)
+    return JobSummary(
+        "compact", common.run_id, common.dry_run, tuple(rows + [d.row for d in done]), log_dirs, common.run_ts
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

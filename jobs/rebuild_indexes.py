@@ -108,7 +108,9 @@ def run(args: RebuildArgs) -> JobSummary:
             spark, tasks, rebuild_partition, description=f"rebuild-indexes {len(tasks)} partitions"
         )
     log_dirs = log_dir_rows(common.log_dirs, locks)
-    return JobSummary("rebuild-indexes", common.run_id, common.dry_run or args.verify_only, tuple(rows), log_dirs)
+    return JobSummary(
+        "rebuild-indexes", common.run_id, common.dry_run or args.verify_only, tuple(rows), log_dirs, common.run_ts
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

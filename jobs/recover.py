@@ -183,7 +183,7 @@ def run(args: RecoverArgs) -> JobSummary:
         for action in (a for a in row.actions if a.kind in ("stray_replica", "rename_stray")):
             print(f"logkeeper recover: stray replica {row.log_dir}/{row.dir_name}: {action.reason}", file=sys.stderr)
     log_dirs = log_dir_rows(common.log_dirs, locks, opened=states, closed=closed.written, more=log_dir_temps)
-    return JobSummary("recover", common.run_id, common.dry_run, tuple(skipped + rows), log_dirs)
+    return JobSummary("recover", common.run_id, common.dry_run, tuple(skipped + rows), log_dirs, common.run_ts)
 
 
 def _stray_reason(view: ClusterView, part: PartitionDir) -> str:

@@ -169,7 +169,7 @@ def run(args: RetentionArgs) -> JobSummary:
         closed = close_log_dirs(states, rows + done, require_clean=True, offsets_unchanged=False, fs=fs)
         rows += closed.failures
     log_dirs = log_dir_rows(common.log_dirs, locks, opened=states, closed=closed.written)
-    return JobSummary("retention", common.run_id, common.dry_run, tuple(rows + done), log_dirs)
+    return JobSummary("retention", common.run_id, common.dry_run, tuple(rows + done), log_dirs, common.run_ts)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -42,10 +42,11 @@ from jobs._common import (
     run_main,
     run_partition_work,
 )
-from jobs._delta import SCRUB_FINDINGS, write_run
+from jobs._delta import write_run
 from jobs._io_priority import idle_io_priority
 from jobs._load import job_fs
 from jobs._schema import arrow_schema
+from jobs._tables import SCRUB_FINDINGS, known
 from jobs._throttle import HostTokenBucket, default_throttle_dir
 from storage_core.live import is_live
 from storage_core.live.reader import CHUNK_BYTES
@@ -87,9 +88,12 @@ class ScrubTask:
 
 @dataclass(frozen=True, slots=True)
 class FindingKey:
-    """Which run and partition a `scrub_findings` row belongs to (the finding's own fields follow)."""
+    """Which run and partition a `scrub_findings` row belongs to (the finding's own fields follow):
+    `run_ts` is the job's logical now (what "due for a recheck" was decided with), `ts` the wall clock
+    when the row was written."""
 
     run_id: str
+    run_ts: datetime.datetime
     ts: datetime.datetime
     log_dir: str
     topic: str
@@ -104,8 +108,14 @@ class FindingVerdict:
     corruption: bool
 
 
+# ScrubFinding's -1 (not readable) is NULL in the table.
+_UNKNOWN_AS_NULL = ("position", "first_offset", "last_offset")
 SCRUB_FINDINGS_SCHEMA = pa.schema(
-    [*arrow_schema(FindingKey), *arrow_schema(ScrubFinding), *arrow_schema(FindingVerdict)]
+    [
+        *arrow_schema(FindingKey),
+        *(f.with_nullable(True) if f.name in _UNKNOWN_AS_NULL else f for f in arrow_schema(ScrubFinding)),
+        *arrow_schema(FindingVerdict),
+    ]
 )
 
 
@@ -220,12 +230,15 @@ def scrub_one(task: ScrubTask) -> ScrubRow:
     return ScrubRow(row, findings)
 
 
-def findings_table(run_id: str, done: list[ScrubRow], *, ts: datetime.datetime) -> pa.Table:
+def findings_table(run_id: str, done: list[ScrubRow], *, run_ts: datetime.datetime, ts: datetime.datetime) -> pa.Table:
     """The `scrub_findings` rows of a run: key, finding, verdict."""
     rows = [
         {
-            **dataclasses.asdict(FindingKey(run_id, ts, d.row.log_dir, d.row.topic, d.row.partition, d.row.dir_name)),
+            **dataclasses.asdict(
+                FindingKey(run_id, run_ts, ts, d.row.log_dir, d.row.topic, d.row.partition, d.row.dir_name)
+            ),
             **dataclasses.asdict(f),
+            **{name: known(getattr(f, name)) for name in _UNKNOWN_AS_NULL},
             **dataclasses.asdict(FindingVerdict(f.is_corruption)),
         }
         for d in done
@@ -268,11 +281,11 @@ def run(args: ScrubArgs) -> JobSummary:
         )
     spark = get_spark(common.master, "logkeeper scrub")
     done = run_partition_tasks(spark, tasks, scrub_one, description=f"scrub {len(tasks)} partitions")
-    findings = findings_table(run_id, done, ts=datetime.datetime.now(datetime.UTC))
+    findings = findings_table(run_id, done, run_ts=common.run_ts, ts=datetime.datetime.now(datetime.UTC))
     if findings.num_rows and not common.dry_run:
         log_dirs = [str(d) for d in common.log_dirs]
         write_run(common.warehouse / SCRUB_FINDINGS, findings, run_id=run_id, log_dirs=log_dirs)
-    return JobSummary("scrub", run_id, common.dry_run, tuple(rows + [d.row for d in done]))
+    return JobSummary("scrub", run_id, common.dry_run, tuple(rows + [d.row for d in done]), (), common.run_ts)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -48,12 +48,13 @@ from jobs._common import (
     run_main,
     run_partition_tasks,
 )
-from jobs._delta import SEGMENT_STATS, write_run
+from jobs._delta import write_run
 from jobs._fleet import log_dir_identity
 from jobs._load import job_fs, load_options, quarantine_roots
 from jobs._quality import validate_segment_stats
 from jobs._schema import to_spark_schema
 from jobs._spark import progress_feed
+from jobs._tables import SEGMENT_STATS
 from jobs.recover import RecoverTask, recover_partition
 from storage_core.live import is_live
 from storage_core.log_dir import open_log_dir
@@ -140,7 +141,7 @@ def run(args: StatsArgs) -> JobSummary:
             print(f"logkeeper stats: stray replica {row.log_dir}/{row.dir_name}: {action.reason}", file=sys.stderr)
     print(f"logkeeper stats: {table.num_rows} segments of {len(found)} partitions", file=sys.stderr)
     log_dirs = log_dir_rows(common.log_dirs, locks, opened=states, closed=closed.written)
-    return JobSummary("stats", run_id, common.dry_run, tuple(rows), log_dirs)
+    return JobSummary("stats", run_id, common.dry_run, tuple(rows), log_dirs, common.run_ts)
 
 
 def _topology(view: ClusterView, part: PartitionTask) -> ReplicaTopology:

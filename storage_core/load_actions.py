@@ -81,6 +81,8 @@ class LoadAction:
         first_offset: a quarantined piece's first offset (its first whole batch's base offset, as
             its header says), -1 if it holds no whole batch with a valid CRC.
         last_offset: a quarantined piece's last offset, -1 likewise.
+        code: why, as a stable code for machines (retention: the `RetentionReason` whose rule
+            fired), "" when `reason` says it all.
     """
 
     kind: ActionKind
@@ -93,6 +95,7 @@ class LoadAction:
     sha256: str = ""
     first_offset: int = -1
     last_offset: int = -1
+    code: str = ""
 
 
 def written(

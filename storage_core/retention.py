@@ -301,7 +301,9 @@ def _apply(
                 target = path.with_name(path.name + names.DELETED_SUFFIX)
                 size = fs.size(path)
                 fs.rename_atomic(path, target)
-                action = LoadAction(kind, path.name, base, size, reason, FileChange.RENAME, target.name)
+                action = LoadAction(
+                    kind, path.name, base, size, reason, FileChange.RENAME, target.name, code=deletion.reason.value
+                )
                 renamed.append((action, target))
     new_start = plan.new_log_start_offset
     epoch_path = dir_path / names.LEADER_EPOCH_CHECKPOINT

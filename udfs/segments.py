@@ -23,33 +23,38 @@ import pyarrow as pa
 
 from jobs._schema import arrow_schema
 from jobs._spark import Progress
+from jobs._tables import TIMESTAMP, known
 from storage_core.segment_stats import SegmentStats, partition_segment_stats
 
 if TYPE_CHECKING:
     from pyspark import Accumulator
+
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
 
 @dataclass(frozen=True, slots=True)
 class SegmentKey:
     """Which run and which partition a segment_stats row belongs to.
 
-    `date` (the run's UTC day) is the table's partition column; `cluster_id`, `node_id` and `host`
-    say which broker's log dir it is (:mod:`jobs._fleet`). `topic_id` is the partition dir's
-    `partition.metadata` id ("" if none); `is_replica_of_this_broker` whether the cluster's metadata
-    log assigns the partition to this broker (null: unknown, no metadata log or no node id;
+    `run_ts` is the job's logical now (`--now-ms`), `ts` the wall clock when the partition was read;
+    `date` (the UTC day of `run_ts`) is the table's partition column; `cluster_id`, `node_id` and
+    `host` say which broker's log dir it is (:mod:`jobs._fleet`). `topic_id` is the partition dir's
+    `partition.metadata` id (NULL if none); `is_replica_of_this_broker` whether the cluster's metadata
+    log assigns the partition to this broker (NULL: unknown, no metadata log or no node id;
     :mod:`storage_core.topology`).
     """
 
     run_id: str
     run_ts: datetime.datetime
+    ts: datetime.datetime | None  # NULL only in rows upgraded from version 1, which did not record it
     date: datetime.date
     log_dir: str
-    cluster_id: str
-    node_id: int
+    cluster_id: str | None
+    node_id: int | None
     host: str
     topic: str
     partition: int
-    topic_id: str
+    topic_id: str | None
     is_replica_of_this_broker: bool | None
 
 
@@ -62,9 +67,25 @@ class SnapshotColumns:
     snapshot_consistent: bool
 
 
+# SegmentStats keeps Kafka's epoch milliseconds (-1: no record has a timestamp); the table keeps
+# nullable UTC timestamps.
+_EPOCH_MS_COLUMNS = ("min_timestamp", "max_timestamp")
 SEGMENT_STATS_SCHEMA = pa.schema(
-    [*arrow_schema(SegmentKey), *arrow_schema(SegmentStats), *arrow_schema(SnapshotColumns)]
+    [
+        *arrow_schema(SegmentKey),
+        *(pa.field(f.name, TIMESTAMP) if f.name in _EPOCH_MS_COLUMNS else f for f in arrow_schema(SegmentStats)),
+        *arrow_schema(SnapshotColumns),
+    ]
 )
+
+
+def _stats_columns(stats: SegmentStats) -> dict[str, object]:
+    """A segment's figures as table columns (epoch milliseconds as timestamps, unknown as NULL)."""
+    columns = dataclasses.asdict(stats)
+    for name in _EPOCH_MS_COLUMNS:
+        ms = known(columns[name])
+        columns[name] = None if ms is None else _EPOCH + datetime.timedelta(milliseconds=ms)
+    return columns
 
 
 def segment_stats_batches(
@@ -80,6 +101,7 @@ def segment_stats_batches(
             key = SegmentKey(
                 run_id=item["run_id"],
                 run_ts=run_ts,
+                ts=datetime.datetime.now(datetime.UTC),
                 date=run_ts.date(),
                 log_dir=item["log_dir"],
                 cluster_id=item["cluster_id"],
@@ -87,13 +109,13 @@ def segment_stats_batches(
                 host=item["host"],
                 topic=item["topic"],
                 partition=item["partition"],
-                topic_id=item["topic_id"],
+                topic_id=item["topic_id"] or None,
                 is_replica_of_this_broker=item["is_replica_of_this_broker"],
             )
             started = time.monotonic()
             snapshot, stats = partition_segment_stats(Path(item["log_dir"]) / item["dir_name"], live=item["live"])
             columns = dataclasses.asdict(SnapshotColumns(item["live"], snapshot.consistent))
-            rows += [{**dataclasses.asdict(key), **dataclasses.asdict(s), **columns} for s in stats]
+            rows += [{**dataclasses.asdict(key), **_stats_columns(s), **columns} for s in stats]
             if progress is not None:
                 size, took_ms = sum(s.log_bytes for s in stats), int((time.monotonic() - started) * 1000)
                 progress.add([Progress(item["dir_name"], "ok", size, took_ms)])

@@ -6,4 +6,4 @@ SELECT ts, job, log_dir, topic, partition, status, action, files, bytes_removed,
 FROM maintenance_log
 WHERE action IN ('truncate_segment', 'quarantine', 'corruption_detected', 'index_mismatch', 'rebuild_index')
    OR status IN ('failed', 'corrupt', 'truncated')
-ORDER BY ts, log_dir, topic, partition
+ORDER BY ts, log_dir, topic, partition, action, files, base_offset

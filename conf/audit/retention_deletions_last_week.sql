@@ -1,6 +1,7 @@
--- What retention deleted in the last 7 days, and why (one row per segment: its `.log` file).
-SELECT ts, log_dir, topic, partition, files AS segment, bytes_removed, reason
+-- What retention deleted in the 7 days before now (wall clock), and by which rule: one row per
+-- segment (its `.log` file).
+SELECT ts, run_ts, log_dir, topic, partition, files AS segment, bytes_removed, retention_rule, reason
 FROM maintenance_log
 WHERE job = 'retention' AND action = 'delete_segment' AND files LIKE '%.log' AND NOT dry_run
-  AND ts >= current_timestamp() - INTERVAL 7 DAYS
+  AND ts >= CURRENT_TIMESTAMP - INTERVAL '7' DAY
 ORDER BY ts, topic, partition, base_offset

@@ -37,6 +37,8 @@ from storage_core.records.batch import RecordBatch
 from storage_core.records.file_records import iterate_batches
 from storage_core.retention import SegmentInfo, clamp_high_watermark, next_offset_of, segment_infos
 
+CANDIDATE_REASONS = frozenset({"max_compaction_lag", "dirty_ratio"})
+
 
 @dataclass(frozen=True, slots=True)
 class CleanablePlan:
@@ -56,12 +58,20 @@ class CleanablePlan:
         return self.cleanable_bytes / total if total else 0.0
 
     @property
-    def is_candidate(self) -> bool:
+    def reason_code(self) -> str:
+        """Why the partition is or is not a candidate now: `empty` (nothing to clean),
+        `max_compaction_lag` (max.compaction.lag.ms passed over dirty records: due whatever the
+        ratio), `dirty_ratio` (the dirty ratio is above min.cleanable.dirty.ratio) or
+        `below_min_cleanable_ratio` (not due)."""
         if self.clean_bytes + self.cleanable_bytes == 0:
-            return False
-        return (
-            self.needs_compaction_now and self.cleanable_bytes > 0
-        ) or self.cleanable_ratio > self.min_cleanable_ratio
+            return "empty"
+        if self.needs_compaction_now and self.cleanable_bytes > 0:
+            return "max_compaction_lag"
+        return "dirty_ratio" if self.cleanable_ratio > self.min_cleanable_ratio else "below_min_cleanable_ratio"
+
+    @property
+    def is_candidate(self) -> bool:
+        return self.reason_code in CANDIDATE_REASONS
 
 
 @dataclass(frozen=True, slots=True)

@@ -268,7 +268,8 @@ def test_the_fleet_dag_maintains_each_broker_and_skips_a_running_one(tmp_path: P
 _DEMO = "import sys, pathlib; from jobs.demo import generate; generate(pathlib.Path(sys.argv[1]))"
 _LOG_DIRS_OF_RUN = """
 import sys, pathlib
-from jobs._delta import MAINTENANCE_LOG, read_table
+from jobs._delta import read_table
+from jobs._tables import MAINTENANCE_LOG
 rows = read_table(pathlib.Path(sys.argv[1]) / MAINTENANCE_LOG).to_pylist()
 print(" ".join(sorted({r["log_dir"] for r in rows if r["run_id"] == sys.argv[2]})))
 """

@@ -16,8 +16,9 @@ from deltalake import DeltaTable
 from jobs import audit, recover, stats
 from jobs._audit import ROW_KEY, write_maintenance_log
 from jobs._common import ActionRow, JobSummary, PartitionRow
-from jobs._delta import MAINTENANCE_LOG, SEGMENT_STATS, read_table
+from jobs._delta import read_table
 from jobs._fleet import LogDirIdentity, read_identity
+from jobs._tables import MAINTENANCE_LOG, SEGMENT_STATS
 from jobs.demo import generate
 from storage_core.meta_properties import MetaProperties, write_meta_properties
 from storage_core.names import META_PROPERTIES
@@ -40,9 +41,9 @@ def test_identity_comes_from_meta_properties(tmp_path: Path) -> None:
     host = socket.gethostname()
     assert read_identity(kraft) == LogDirIdentity(CLUSTER, 1, host)
     assert read_identity(zookeeper) == LogDirIdentity(CLUSTER, 2, host)
-    assert read_identity(blank, host="b9") == LogDirIdentity("", -1, "b9")
+    assert read_identity(blank, host="b9") == LogDirIdentity(None, None, "b9")
     (blank / META_PROPERTIES).write_text("version=7\n")  # corrupt: unknown, never a crash
-    assert read_identity(blank, host="b9") == LogDirIdentity("", -1, "b9")
+    assert read_identity(blank, host="b9") == LogDirIdentity(None, None, "b9")
 
 
 @pytest.mark.spark
@@ -95,7 +96,7 @@ def test_rows_carry_the_fleet_columns_and_a_retry_replaces_its_rows(
     assert {r["log_dir"] for r in read_table(tmp_path / "wh2" / SEGMENT_STATS).to_pylist()} == set(map(str, log_dirs))
 
     # Spark reads the partitioned tables (the date column comes from the partition directories).
-    grouped = audit.run_query(spark, wh, "bytes_per_topic").collect()
+    grouped = audit.run_query(wh, "bytes_per_topic", engine="spark", spark=spark).to_pylist()
     assert {r["topic"] for r in grouped} == {"clicks", "orders", "accounts"}
     frame = spark.read.option("basePath", str(wh / SEGMENT_STATS)).parquet(
         *DeltaTable(str(wh / SEGMENT_STATS)).file_uris()

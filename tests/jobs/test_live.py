@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from jobs import compact, rebuild_indexes, recover, retention, scrub, stats
-from jobs._delta import SEGMENT_STATS, read_table
+from jobs._delta import read_table
+from jobs._tables import SEGMENT_STATS
 from storage_core import names
 from tests.builders.log_dir import LogDirBuilder
 from tests.jobs.conftest import MASTER, REPO

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from jobs import compact, configs, maintain, recover, retention, stats
-from jobs._delta import SEGMENT_STATS, read_table
+from jobs._delta import read_table
+from jobs._tables import SEGMENT_STATS
 from storage_core import names
 from storage_core.checkpoint import write_offset_checkpoint
 from storage_core.config_layers import INTERNAL_TOPICS

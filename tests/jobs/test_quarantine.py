@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from jobs import audit, compact, dump, maintain, recover, retention
-from jobs._delta import MAINTENANCE_LOG, read_table
+from jobs._delta import read_table
+from jobs._tables import MAINTENANCE_LOG
 from storage_core import names
 from storage_core.clean_shutdown import read_clean_shutdown
 from storage_core.quarantine import log_dir_id
@@ -65,7 +66,7 @@ def test_a_flipped_base_offset_leaves_the_valid_prefix_and_a_truncated_partition
         piece["bytes"],
         "truncated",
     )
-    found = [r.asDict() for r in audit.run_query(spark, wh, "corruption_found").collect()]
+    found = audit.run_query(wh, "corruption_found").to_pylist()
     assert {(r["action"], r["status"]) for r in found} >= {("quarantine", "truncated"), ("partition", "truncated")}
     assert dump.main(["--files", piece["target"]]) == 0
     out = capsys.readouterr().out

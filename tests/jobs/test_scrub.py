@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from jobs import audit, scrub
-from jobs._delta import SCRUB_FINDINGS, read_table
+from jobs._delta import read_table
+from jobs._tables import SCRUB_FINDINGS
 from storage_core import names
 from storage_core.records.file_records import iterate_batches
 from tests.builders.log_dir import LogDirBuilder
@@ -55,7 +56,7 @@ def test_scrub_finds_a_flipped_bit_and_changes_nothing(spark, rotten, tmp_path: 
         "crc_mismatch",
     )
     assert (finding["first_offset"], finding["last_offset"], finding["corruption"]) == (25, 25, True)
-    shown = audit.run_query(spark, tmp_path / "warehouse", "corruption_found").collect()
+    shown = audit.run_query(tmp_path / "warehouse", "corruption_found", engine="spark", spark=spark).to_pylist()
     assert {r["topic"] for r in shown} == {"orders"}
     assert ("scrub", "00000000000000000020.log", action["reason"]) in {
         (r["job"], r["files"], r["reason"]) for r in shown if r["action"] == "corruption_detected"

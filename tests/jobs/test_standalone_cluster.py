@@ -20,7 +20,8 @@ from pathlib import Path
 import pyspark
 import pytest
 
-from jobs._delta import MAINTENANCE_LOG, SEGMENT_STATS, read_table
+from jobs._delta import read_table
+from jobs._tables import MAINTENANCE_LOG, SEGMENT_STATS
 from jobs.demo import generate
 from storage_core.meta_properties import MetaProperties, write_meta_properties
 from storage_core.names import META_PROPERTIES
