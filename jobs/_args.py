@@ -45,6 +45,7 @@ from jobs._errors import UsageError
 from jobs._fleet import read_identity
 from jobs._inventory import is_this_host, load_inventory, refuse_other_host, select_broker, split_host
 from jobs._results import new_run_id
+from jobs._tables import TableVersionError, check_versions
 from storage_core.config import BrokerConfig, TopicOverrides, load_broker_config, load_topic_overrides
 from storage_core.errors import InvalidConfigError
 from storage_core.log_dir_check import ALLOW_MISSING_META_PROPERTIES
@@ -329,10 +330,15 @@ def common_args(namespace: argparse.Namespace, *, destructive: str | None = None
         UsageError: a missing or invalid file, a bad config key or value, no or missing log dirs,
             a negative `--now-ms`, a bad `--run-id`, a quarantine location inside a log dir or
             missing where needed, a metadata log that cannot be read, topics whose configs a
-            destructive job would have to guess; the message is one operator-readable line.
+            destructive job would have to guess, a warehouse table written by a newer logkeeper;
+            the message is one operator-readable line.
     """
     if namespace.now_ms is not None and namespace.now_ms < 0:
         raise UsageError(f"--now-ms must be milliseconds since the epoch (got {namespace.now_ms})")
+    try:
+        check_versions(namespace.warehouse)
+    except TableVersionError as exc:
+        raise UsageError(str(exc)) from None
     run_id = _run_id(namespace.run_id)
     configs = config_args(namespace)
     quarantine_dir = _quarantine_dir(namespace.quarantine_dir, namespace.warehouse, configs.log_dirs)

@@ -123,12 +123,18 @@ def _map_rows(table: pa.Table, columns: dict[str, pa.DataType], fill: Callable[[
 def _v1_plan_and_rule(row: dict[str, Any]) -> dict[str, Any]:
     """The typed plan or rule a version-1 row kept only in its `reason` text."""
     if row["action"] == "clean_plan" and (plan := _V1_PLAN.search(row["reason"] or "")):
+        ratio, minimum = float(plan["ratio"]), float(plan["min"])
+        # v1 did not record the cleanable bytes; the reason code follows from the ratio as
+        # CleanablePlan.reason_code decides it (a due partition below the ratio: max.compaction.lag.ms).
+        if plan["candidate"] == "candidate":
+            code = "dirty_ratio" if ratio > minimum else "max_compaction_lag"
+        else:
+            code = "empty" if plan["first"] == plan["end"] and ratio == 0 else "below_min_cleanable_ratio"
         return {
-            "dirty_ratio": float(plan["ratio"]),
-            "min_cleanable_ratio": float(plan["min"]),
+            "dirty_ratio": ratio,
+            "min_cleanable_ratio": minimum,
             "first_uncleanable_offset": int(plan["end"]),
-            # v1 recorded neither the cleanable bytes nor which condition made a partition due.
-            "reason_code": "due" if plan["candidate"] == "candidate" else "not_due",
+            "reason_code": code,
         }
     if row["action"] == "delete_segment" and (rule := _V1_RETENTION.match(row["reason"] or "")):
         return {"reason_code": rule[1], "retention_rule": RETENTION_RULES[rule[1]]}

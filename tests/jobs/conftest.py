@@ -54,3 +54,34 @@ def locked_by_another_process(log_dir: Path) -> bool:
         [sys.executable, "-c", probe, str(log_dir)], capture_output=True, text=True, check=True, cwd=REPO
     )
     return result.stdout.strip() == "True"
+
+
+@pytest.fixture(scope="session")
+def audit_warehouse(tmp_path_factory, spark) -> Path:
+    """A warehouse with rows in every table and every audit query, made by real jobs over two copies
+    of the demo's crashed log dirs. The first: recover, retention (eight days after the data),
+    compact, stats, then a scrub that finds a flipped bit. The second: recover and a compact dry run
+    (its plans are due, and nothing cleaned them). Read it, never write it."""
+    from jobs import compact, recover, retention, scrub, stats
+    from jobs.demo import T0, TOPIC_CONFIG, generate
+
+    root = tmp_path_factory.mktemp("audit")
+    (root / "topics.toml").write_text(TOPIC_CONFIG)
+    warehouse = root / "warehouse"
+    options = ["--master", MASTER, "--warehouse", str(warehouse), "--topic-config", str(root / "topics.toml")]
+    options += ["--now-ms", str(T0 + 8 * 86_400_000), "--high-watermark-source", "log-end"]
+    first, second = generate(root / "first"), generate(root / "second")
+    common = ["--log-dirs", ",".join(map(str, first)), *options]
+    assert recover.main(common[:-2]) == 0
+    assert retention.main(common) == 0
+    assert compact.main(common) == 0
+    assert stats.main(common[:-2]) == 0
+    closed = sorted((first[0] / "orders-0").glob("*.log"))[0]
+    data = bytearray(closed.read_bytes())
+    data[100] ^= 0x01  # inside the first batch's records: a CRC mismatch
+    closed.write_bytes(bytes(data))
+    assert scrub.main(common[:-2]) == 1
+    planned = ["--log-dirs", ",".join(map(str, second)), *options]
+    assert recover.main(planned[:-2]) == 0
+    assert compact.main([*planned, "--dry-run"]) == 0
+    return warehouse
