@@ -26,7 +26,8 @@ SUBCOMMANDS = {
     "scrub": ("jobs.scrub", "CRC-check closed segments and their indexes beside live brokers, throttled, resumable"),
     "maintain": ("jobs.maintain", "recover, then retention, compact and stats, in one run"),
     "configs": ("jobs.configs", "each topic's effective log config and where every value came from; no Spark"),
-    "audit": ("jobs.audit", "run an audit query (conf/audit/*.sql) over the Delta tables"),
+    "audit": ("jobs.audit", "run an audit query (conf/audit/*.sql) over the Delta tables; no Spark by default"),
+    "report": ("jobs.report", "write a self-contained HTML report (plots and tables) of the Delta tables; no Spark"),
     "dump": ("jobs.dump", "dump Kafka log, index, snapshot and checkpoint files (kafka-dump-log.sh); no Spark"),
 }
 

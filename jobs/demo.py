@@ -20,7 +20,6 @@ from collections import Counter
 from pathlib import Path
 
 from jobs import audit, maintain
-from jobs._common import get_spark
 from storage_core import names
 from storage_core.checkpoint import write_offset_checkpoint
 from storage_core.meta_properties import MetaProperties, write_meta_properties
@@ -194,10 +193,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {step:<9} {Path(row['log_dir']).name}/{row['dir_name']:<11} {row['status']:<7} {what}")
     after = {d.name: _bytes(d) for d in dirs}
     print(f"\nbytes before/after: {sum(before.values()):,} -> {sum(after.values()):,}")
-    spark = get_spark("local[2]", "logkeeper demo")
     for query in ("bytes_per_topic", "corruption_found", "compaction_savings"):
-        print(f"\naudit query {query}:")
-        audit.run_query(spark, warehouse, query).show(n=10, truncate=60)
+        print(f"\naudit query {query} (logkeeper audit --warehouse {warehouse} --query {query}):")
+        audit.write_rows(audit.run_query(warehouse, query), "table", sys.stdout, limit=10)
     print(f"demo finished in {time.monotonic() - started:.0f} s; log dirs and Delta tables under {OUT}/")
     return code
 
