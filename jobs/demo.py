@@ -6,7 +6,8 @@ transaction, and zstd/lz4/gzip/snappy batches. Then an unclean shutdown is simul
 at the end of an active segment, a preallocated zero-filled index, a leftover `.cleaned` file, and
 an interrupted compaction swap (`.swap` files of a cleaned segment next to the old segment).
 `logkeeper maintain` (recover, retention, compact, stats) runs on local Spark with a local Delta
-warehouse, and the demo prints what it did and a few audit queries.
+warehouse, and the demo prints what it did (byte counts by kind of file, and per step), a few audit
+queries, and writes the warehouse's HTML report (`demo-output/report.html`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from jobs import audit, maintain
+from jobs import audit, maintain, report
 from storage_core import names
 from storage_core.checkpoint import write_offset_checkpoint
 from storage_core.meta_properties import MetaProperties, write_meta_properties
@@ -162,8 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     warehouse = OUT / "warehouse"
     topics = OUT / "topics.toml"
     topics.write_text(TOPIC_CONFIG)
-    before = {d.name: _bytes(d) for d in dirs}
-    print(f"generated crashed Kafka log dirs: {log_dirs} ({sum(before.values()):,} bytes)", flush=True)
+    before = {d.name: _sizes(d) for d in dirs}
+    total = sum(sum(b.values()) for b in before.values())
+    print(f"generated crashed Kafka log dirs: {log_dirs} ({total:,} bytes)", flush=True)
     result = OUT / "result.json"
     code = maintain.main(
         [
@@ -185,23 +187,56 @@ def main(argv: list[str] | None = None) -> int:
     )
     print("\nwhat maintenance did:")
     for step in ("recover", "retention", "compact"):
-        report = json.loads((OUT / f"{step}-result.json").read_text())
-        for row in sorted(report["partitions"], key=lambda r: (r["dir_name"], r["log_dir"])):
+        result_rows = json.loads((OUT / f"{step}-result.json").read_text())["partitions"]
+        for row in sorted(result_rows, key=lambda r: (r["dir_name"], r["log_dir"])):
             kinds = Counter(a["kind"] for a in row["actions"])
             if kinds:
                 what = ", ".join(f"{k} x{n}" for k, n in sorted(kinds.items()))
                 print(f"  {step:<9} {Path(row['log_dir']).name}/{row['dir_name']:<11} {row['status']:<7} {what}")
-    after = {d.name: _bytes(d) for d in dirs}
-    print(f"\nbytes before/after: {sum(before.values()):,} -> {sum(after.values()):,}")
+    after = {d.name: _sizes(d) for d in dirs}
+    print("\nwhat it changed, on disk:")
+    for kind, note in (
+        ("log", "record bytes (.log)"),
+        ("index", "index bytes (.index, .timeindex, .txnindex)"),
+        ("other", "other files (snapshots, checkpoints, leftovers)"),
+    ):
+        was, now = sum(b[kind] for b in before.values()), sum(a[kind] for a in after.values())
+        print(f"  {note:<47} {was:>12,} -> {now:>10,}")
+    print(
+        "  (the crashed broker left its active segment's .index preallocated to segment.index.bytes,\n"
+        "   10 MiB, as Kafka does; recovery trims it to its entries, as Kafka's does)"
+    )
+    for step, field, what in (
+        ("recover", "truncated_bytes", "recovery truncated (copied to the quarantine first)"),
+        ("retention", "bytes_deleted", "retention deleted"),
+        ("compact", "bytes_deleted", "compaction removed"),
+    ):
+        rows = json.loads((OUT / f"{step}-result.json").read_text())["partitions"]
+        print(f"  {what:<52} {sum(r[field] for r in rows):>10,} B")
     for query in ("bytes_per_topic", "corruption_found", "compaction_savings"):
         print(f"\naudit query {query} (logkeeper audit --warehouse {warehouse} --query {query}):")
         audit.write_rows(audit.run_query(warehouse, query), "table", sys.stdout, limit=10)
+    page = OUT / "report.html"
+    report.write_report(warehouse, page)
+    print(f"\nHTML report of the warehouse: {page.resolve()} (logkeeper report --warehouse {warehouse} --out FILE)")
     print(f"demo finished in {time.monotonic() - started:.0f} s; log dirs and Delta tables under {OUT}/")
     return code
 
 
-def _bytes(log_dir: Path) -> int:
-    return sum(p.stat().st_size for p in log_dir.rglob("*") if p.is_file())
+def _sizes(log_dir: Path) -> Counter[str]:
+    """Bytes of the log dir's files by kind: `log` (segments), `index` (the three indexes), `other`."""
+    sizes: Counter[str] = Counter(log=0, index=0, other=0)
+    for path in log_dir.rglob("*"):
+        if path.is_file():
+            kind = (
+                "log"
+                if path.suffix == names.LOG_SUFFIX
+                else "index"
+                if path.suffix in names.INDEX_SUFFIXES
+                else "other"
+            )
+            sizes[kind] += path.stat().st_size
+    return sizes
 
 
 if __name__ == "__main__":
