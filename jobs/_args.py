@@ -58,14 +58,15 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def job_parser(job: str, description: str) -> argparse.ArgumentParser:
+def job_parser(job: str, description: str, *, conflict_handler: str = "error") -> argparse.ArgumentParser:
     """An argument parser with the common options; a job adds its own flags to it.
 
     Args:
         job: the subcommand (`recover`, `rebuild-indexes`, ...), for usage and messages.
         description: one line for `--help`.
+        conflict_handler: argparse's; `resolve` lets a parser take two jobs' options that share one.
     """
-    parser = _Parser(prog=f"logkeeper {job}", description=description)
+    parser = _Parser(prog=f"logkeeper {job}", description=description, conflict_handler=conflict_handler)
     add_config_options(parser)
     parser.add_argument(
         "--assume-broker-defaults",

@@ -12,11 +12,11 @@ why.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from jobs import _log
 from jobs._args import UsageError
 from jobs._probe import probe_if_on_a_cluster
 from jobs._results import (
@@ -31,6 +31,8 @@ from jobs._results import (
     write_result_json,
 )
 from storage_core.errors import InvalidLogDirError, LogDirLockedError
+
+log = _log.get("driver")
 
 
 def _one_line(exc: BaseException) -> str:
@@ -53,7 +55,7 @@ def run_main(job: str, parse: Callable[[list[str]], Any], run: Callable[[Any], J
         args = parse(argv)
         probe_if_on_a_cluster(args.common.master, args.common.log_dirs, f"logkeeper {job}")
     except UsageError as exc:
-        print(f"logkeeper {job}: {_one_line(exc)}", file=sys.stderr)
+        log.error(f"logkeeper {job}: {_one_line(exc)}")
         return EXIT_USAGE
     try:
         summary = run(args)
@@ -63,14 +65,14 @@ def run_main(job: str, parse: Callable[[list[str]], Any], run: Callable[[Any], J
 
     write_maintenance_log(args.common.warehouse, summary)  # first: the audit trail never depends on the JSON
     reported = report_result_json(job, args.common.result_json, summary)
-    print(summary_line(job, summary), file=sys.stderr)
+    log.info(summary_line(job, summary))
     if summary.dry_run and (lines := settings_lines(summary.rows)):
-        print("settings used, per topic (value and where it came from):", file=sys.stderr)
-        print("\n".join(lines), file=sys.stderr)
+        log.info("settings used, per topic (value and where it came from):")
+        log.info("\n".join(lines))
     for row in summary.rows:
         if row.status in FAILED_STATUSES:
             where = f"{row.log_dir}/{row.dir_name}"
-            print(f"  {where}: {row.status}: {row.error_type} {row.error_message}", file=sys.stderr)
+            log.warning(f"  {where}: {row.status}: {row.error_type} {row.error_message}")
     return summary.exit_code if reported else max(summary.exit_code, EXIT_FAILED)
 
 
@@ -84,12 +86,12 @@ def report_run_error(job: str, exc: Exception) -> int:
     broker's lock (nothing touched in either case), 1 for an OSError on the driver (a partition's
     own errors are rows)."""
     if isinstance(exc, UsageError):
-        print(f"logkeeper {job}: {_one_line(exc)}", file=sys.stderr)
+        log.error(f"logkeeper {job}: {_one_line(exc)}")
         return EXIT_USAGE
     if isinstance(exc, OSError):
-        print(f"logkeeper {job}: failed: {os_error_line(exc)}", file=sys.stderr)
+        log.error(f"logkeeper {job}: failed: {os_error_line(exc)}")
         return EXIT_FAILED
-    print(f"logkeeper {job}: refused: {_one_line(exc)}", file=sys.stderr)
+    log.error(f"logkeeper {job}: refused: {_one_line(exc)}")
     return EXIT_REFUSED if isinstance(exc, LogDirLockedError) else EXIT_USAGE
 
 
@@ -101,6 +103,6 @@ def report_result_json(job: str, path: Path | None, summary: JobSummary) -> bool
     try:
         write_result_json(path, summary)
     except OSError as exc:
-        print(f"logkeeper {job}: could not write --result-json {path}: {exc.strerror or exc}", file=sys.stderr)
+        log.error(f"logkeeper {job}: could not write --result-json {path}: {exc.strerror or exc}")
         return False
     return True

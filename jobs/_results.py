@@ -99,6 +99,32 @@ def action_rows(actions: Iterable[LoadAction]) -> tuple[ActionRow, ...]:
     return tuple(ActionRow.of(a) for a in actions)
 
 
+def file_changes(actions: Iterable[ActionRow]) -> str:
+    """The file changes among `actions`, in a few words an operator reads in a progress line:
+    `truncate 1,021 B of 00000000000000001600.log (batch runs past ...), quarantine 1,021 B,
+    delete 3 segment files (107,568 B), write 5 files`; "" when none changes a file. Truncations
+    are named one by one; the rest is counted."""
+    truncations, quarantined, deleted, written = [], 0, [], 0
+    for action in actions:
+        if action.change == "truncate":
+            where = f" at offset {action.first_offset}" if action.first_offset >= 0 else ""
+            truncations.append(f"truncate {action.bytes:,} B of {action.file}{where} ({action.reason})")
+        elif action.change == "quarantine":
+            quarantined += action.bytes
+        elif action.change in ("delete", "rename") and action.kind.startswith("delete"):
+            deleted.append(action.bytes)
+        elif action.change != "none":
+            written += 1
+    words = truncations
+    if quarantined:
+        words.append(f"quarantine {quarantined:,} B")
+    if deleted:
+        words.append(f"delete {len(deleted)} files ({sum(deleted):,} B)")
+    if written:
+        words.append(f"write {written} files")
+    return ", ".join(words)
+
+
 @dataclass(frozen=True, slots=True)
 class PartitionRow:
     """The typed result of one partition, as executors return it.
@@ -307,12 +333,15 @@ def summary_line(job: str, summary: JobSummary) -> str:
     )
 
 
-def progress_line(rank: int, total: int, row: ProgressRow, core: str | None = None) -> str:
+def progress_line(rank: int, total: int, row: ProgressRow, core: str | None = None, planned: str = "") -> str:
     """`[n/N] topic-partition status bytes MB/s`, one per partition as it finishes (n: how many have
-    finished); then :func:`core_note` of the process that did the work (`core`; None: this process)."""
+    finished); then :func:`core_note` of the process that did the work (`core`; None: this process).
+    A dry run's partition with `planned` file changes (:func:`file_changes`) says `would <them>`
+    where its status would say `ok`: a plan never reads as nothing to do."""
     rate = row.size_bytes / 1e6 / max(row.duration_ms / 1000, 1e-3)
     note = core_note() if core is None else core
-    return f"[{rank}/{total}] {row.dir_name} {row.status} {row.size_bytes} B {rate:.1f} MB/s{note}"
+    status = f"{row.status}, would {planned}" if planned else row.status
+    return f"[{rank}/{total}] {row.dir_name} {status} {row.size_bytes} B {rate:.1f} MB/s{note}"
 
 
 def _json_value(value: object) -> object:

@@ -21,13 +21,15 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, TypeVar
 
-from jobs._results import ProgressRow, core_note, progress_line
+from jobs import _log
+from jobs._results import ProgressRow, core_note, file_changes, progress_line
 from storage_core.java_properties import parse_java_properties
 
 if TYPE_CHECKING:
     from pyspark import Accumulator
     from pyspark.sql import SparkSession
 
+log = _log.get("progress")
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -63,15 +65,26 @@ def get_spark(master: str | None, app_name: str) -> SparkSession:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
+    active = SparkSession.getActiveSession()
+    if active is not None:  # the steps of `maintain`, tests: reuse it (the builder would warn)
+        return active
     builder = SparkSession.builder.appName(app_name)
     if "PYSPARK_GATEWAY_PORT" in os.environ:  # launched by spark-submit, which already configured Spark
-        return (builder.master(master) if master else builder).getOrCreate()
-    settings = {"spark.ui.enabled": "false", **spark_defaults()}
-    builder = builder.master(master or settings.pop("spark.master", "local[*]"))
-    settings.pop("spark.master", None)
-    for key, value in settings.items():
-        builder = builder.config(key, value)
-    return builder.getOrCreate()
+        session = (builder.master(master) if master else builder).getOrCreate()
+    else:
+        settings = {"spark.ui.enabled": "false", **spark_defaults()}
+        builder = builder.master(master or settings.pop("spark.master", "local[*]"))
+        settings.pop("spark.master", None)
+        # Spark's start-up lines below ERROR (conf/log4j2.properties), unless the operator set their own.
+        settings.setdefault(
+            "spark.driver.extraJavaOptions",
+            f"-Dlog4j2.configurationFile={(conf_dir() / 'log4j2.properties').resolve().as_uri()}",
+        )
+        for key, value in settings.items():
+            builder = builder.config(key, value)
+        session = builder.getOrCreate()
+    session.sparkContext.setLogLevel(_log.spark_log_level())
+    return session
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -84,6 +97,7 @@ class Progress:
     size_bytes: int
     duration_ms: int
     core: str = ""  # the executor's core_note(): says when it ran the pure-Python twins
+    changes: str = ""  # file_changes() of the row's actions (a dry run's: what it would change)
 
 
 class _ProgressFeed:
@@ -115,7 +129,8 @@ def _run_and_report(executor_fn: Callable[[T], R], feed: Accumulator[list[Progre
     shown = getattr(row, "row", row)  # a job's wrapper (compact's, scrub's) carries the partition row as `row`
     entry = None
     if isinstance(shown, ProgressRow):
-        entry = Progress(shown.dir_name, shown.status, shown.size_bytes, shown.duration_ms, core_note())
+        changes = file_changes(getattr(shown, "actions", ()))
+        entry = Progress(shown.dir_name, shown.status, shown.size_bytes, shown.duration_ms, core_note(), changes)
     feed.add([entry])
     return row
 
@@ -126,9 +141,16 @@ class _ProgressMonitor:
     _BAR = 30
 
     def __init__(
-        self, feed: Accumulator[list[Progress | None]], *, total: int, description: str, log_lines: bool, out: TextIO
+        self,
+        feed: Accumulator[list[Progress | None]],
+        *,
+        total: int,
+        description: str,
+        log_lines: bool,
+        out: TextIO,
+        dry_run: bool,
     ) -> None:
-        self._feed, self._total, self._description = feed, total, description
+        self._feed, self._total, self._description, self._dry_run = feed, total, description, dry_run
         self._log_lines, self._out, self._tty = log_lines, out, out.isatty()
         self._seen = 0
         self._stop = threading.Event()
@@ -161,7 +183,10 @@ class _ProgressMonitor:
         for rank in range(self._seen + 1, arrived + 1):
             entry = entries[rank - 1]
             if self._log_lines and entry is not None:
-                print(progress_line(rank, self._total, entry, entry.core), file=self._out)
+                planned = entry.changes if self._dry_run else ""
+                fields = {"partition": entry.dir_name, "status": entry.status, "bytes": entry.size_bytes}
+                fields |= {"duration_ms": entry.duration_ms} | ({"would": planned} if planned else {})
+                log.info(progress_line(rank, self._total, entry, entry.core, planned), extra={"fields": fields})
         self._seen = arrived
         if self._tty:
             filled = self._BAR * arrived // self._total
@@ -172,7 +197,7 @@ class _ProgressMonitor:
 
 @contextlib.contextmanager
 def progress_feed(
-    spark: SparkSession, *, total: int, description: str, log_lines: bool = True
+    spark: SparkSession, *, total: int, description: str, log_lines: bool = True, dry_run: bool = False
 ) -> Iterator[Accumulator[list[Progress | None]]]:
     """A feed executors add :class:`Progress` entries to while the block runs a Spark job; the driver
     prints `[n/N] ...` as they arrive (n: how many have finished; unless not `log_lines`) and draws a
@@ -181,7 +206,10 @@ def progress_feed(
     sc.setJobDescription(description)
     feed = sc.accumulator([], _ProgressFeed())
     try:
-        with _ProgressMonitor(feed, total=total, description=description, log_lines=log_lines, out=sys.stderr):
+        monitor = _ProgressMonitor(
+            feed, total=total, description=description, log_lines=log_lines, out=sys.stderr, dry_run=dry_run
+        )
+        with monitor:
             yield feed
     finally:
         sc.setJobDescription(None)  # type: ignore[arg-type]
@@ -194,6 +222,7 @@ def run_partition_tasks(
     *,
     description: str,
     log_progress: bool = True,
+    dry_run: bool = False,
 ) -> list[R]:
     """Run `executor_fn` over `tasks`, one Spark task each, and return the rows in task order; the
     driver logs `[n/N] ...` as partitions finish (rows with `dir_name`, `status`, `size_bytes`,
@@ -206,9 +235,12 @@ def run_partition_tasks(
             storage_core entry point and returns a typed row; it must turn StorageError and
             OSError into a failed row.
         description: the Spark job description (`sc.setJobDescription`), also shown by the bar.
+        dry_run: the rows are plans: a progress line says what its partition would change.
     """
     if not tasks:
         return []
-    with progress_feed(spark, total=len(tasks), description=description, log_lines=log_progress) as feed:
+    with progress_feed(
+        spark, total=len(tasks), description=description, log_lines=log_progress, dry_run=dry_run
+    ) as feed:
         task_fn = functools.partial(_run_and_report, executor_fn, feed)
         return spark.sparkContext.parallelize(list(tasks), numSlices=len(tasks)).map(task_fn).collect()

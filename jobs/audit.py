@@ -25,10 +25,13 @@ from typing import Any, TextIO
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
+from jobs import _log
 from jobs._common import EXIT_OK, EXIT_USAGE
 from jobs._delta import DEFAULT_RETENTION_HOURS, optimize_table, table_exists
 from jobs._query import ENGINES, NO_FILTER, TableFilter, present_tables, run_embedded, run_spark
 from jobs._tables import TABLES, TableVersionError, ensure_current
+
+log = _log.get("audit")
 
 QUERIES = Path(os.environ.get("LOGKEEPER_HOME", Path(__file__).resolve().parent.parent)) / "conf" / "audit"
 FORMATS = ("table", "csv", "json")
@@ -55,15 +58,14 @@ def optimize(warehouse: Path, *, retention_hours: int) -> int:
     """Compact and vacuum every table of the warehouse; one line per table."""
     tables = [t for t in TABLES if table_exists(warehouse / t)]
     if not tables:
-        print(f"logkeeper audit: no Delta tables under {warehouse}", file=sys.stderr)
+        log.error(f"logkeeper audit: no Delta tables under {warehouse}")
         return EXIT_USAGE
     for name in tables:
         ensure_current(warehouse / name)
         done = optimize_table(warehouse / name, retention_hours=retention_hours)
-        print(
+        log.info(
             f"logkeeper audit: {name}: {done.files_removed} files compacted into {done.files_added}, "
-            f"{done.files_vacuumed} vacuumed",
-            file=sys.stderr,
+            f"{done.files_vacuumed} vacuumed"
         )
     return EXIT_OK
 
@@ -164,28 +166,23 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:
         return EXIT_USAGE if exc.code else EXIT_OK
     if args.retention_hours < 0:
-        print(f"logkeeper audit: --retention-hours must be >= 0 (got {args.retention_hours})", file=sys.stderr)
+        log.error(f"logkeeper audit: --retention-hours must be >= 0 (got {args.retention_hours})")
         return EXIT_USAGE
     try:
         if args.optimize:
             return optimize(args.warehouse, retention_hours=args.retention_hours)
         return _query(args)
     except TableVersionError as exc:
-        print(f"logkeeper audit: {exc}", file=sys.stderr)
+        log.error(f"logkeeper audit: {exc}")
         return EXIT_USAGE
 
 
 def _query(args: argparse.Namespace) -> int:
     if args.query not in available_queries():
-        print(
-            f"logkeeper audit: unknown query {args.query!r}; one of: {', '.join(available_queries())}", file=sys.stderr
-        )
+        log.error(f"logkeeper audit: unknown query {args.query!r}; one of: {', '.join(available_queries())}")
         return EXIT_USAGE
     if not present_tables(args.warehouse):
-        print(
-            f"logkeeper audit: no Delta tables under {args.warehouse} (run logkeeper stats or a job first)",
-            file=sys.stderr,
-        )
+        log.error(f"logkeeper audit: no Delta tables under {args.warehouse} (run logkeeper stats or a job first)")
         return EXIT_USAGE
     where = TableFilter(since=args.since, topic=args.topic)
     spark = None

@@ -4,16 +4,21 @@ Job modules are imported only when their subcommand runs, so `logkeeper dump` ne
 pyspark (and never starts a JVM). Every job follows the same conventions: exit 0 ok, 1 some
 partition failed, 2 bad arguments or configuration, 3 refused (a live broker holds a `.lock`).
 An unexpected error prints one line (set LOGKEEPER_DEBUG=1 for the traceback) and exits 1.
+Messages are log records on stderr (`-v`, `-q`, `--log-format json`: :mod:`jobs._log`); the
+SparkContext a job started is stopped before the command returns.
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import importlib.metadata
-import importlib.util
+import logging
 import os
 import sys
 import traceback
+
+from jobs import _log
 
 EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 
@@ -31,12 +36,6 @@ SUBCOMMANDS = {
     "dump": ("jobs.dump", "dump Kafka log, index, snapshot and checkpoint files (kafka-dump-log.sh); no Spark"),
 }
 
-USAGE = (
-    "usage: logkeeper <subcommand> [options]    (logkeeper <subcommand> --help for its options)\n"
-    "       logkeeper --version                 (and which storage_core implementation runs)\n\n"
-    "subcommands:\n" + "".join(f"  {name:<16} {help_text}\n" for name, (_, help_text) in SUBCOMMANDS.items())
-)
-
 
 def version() -> str:
     """`logkeeper X.Y.Z (storage_core: native (...))` or `... pure Python (why))`: which core runs."""
@@ -45,43 +44,92 @@ def version() -> str:
     return f"logkeeper {importlib.metadata.version('logkeeper')} (storage_core: {native.describe()})"
 
 
-def _fail(name: str, exc: BaseException) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The top-level parser: global options, then one subparser per job. A subcommand's own options
+    are parsed by its module (imported only when it runs), so `logkeeper <job> --help` is the job's."""
+    top = argparse.ArgumentParser(
+        prog="logkeeper",
+        description="Kafka log-dir maintenance at fleet scale (logkeeper <subcommand> --help for its options).",
+        epilog="-v/-q/--log-format may also follow the subcommand. Exit codes: 0 ok, 1 a partition failed or "
+        "corruption was found, 2 bad arguments or configuration (nothing changed), 3 refused (a live broker's lock).",
+    )
+    top.add_argument("--version", action="version", version=version(), help="print the version and which core runs")
+    add_logging_options(top)
+    commands = top.add_subparsers(dest="subcommand", metavar="<subcommand>", title="subcommands")
+    for name, (_, help_text) in SUBCOMMANDS.items():
+        commands.add_parser(name, help=help_text, add_help=False)
+    return top
+
+
+def add_logging_options(parser: argparse.ArgumentParser) -> None:
+    """`-v/--verbose`, `-q/--quiet` and `--log-format text|json` (see :mod:`jobs._log`)."""
+    level = parser.add_mutually_exclusive_group()
+    level.add_argument("-v", "--verbose", action="store_true", help="debug messages, and Spark's own INFO/WARN lines")
+    level.add_argument("-q", "--quiet", action="store_true", help="warnings and errors only")
+    parser.add_argument(
+        "--log-format", choices=_log.FORMATS, default="text", help="text (default) or json: one object per line"
+    )
+
+
+def _logging_options(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    """The logging options wherever they stand in `argv` (before or after the subcommand), and the rest."""
+    options = argparse.ArgumentParser(add_help=False)
+    add_logging_options(options)
+    found, rest = options.parse_known_args(argv)
+    return found, rest
+
+
+def _stop_spark() -> None:
+    """Stop the SparkContext a job started, so its Python workers end cleanly (an abrupt JVM exit makes
+    pyspark's daemon print a BrokenPipeError traceback on a successful run)."""
+    if "pyspark" not in sys.modules:
+        return
+    from pyspark.sql import SparkSession
+
+    session = SparkSession.getActiveSession()
+    if session is not None:
+        session.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run `logkeeper [global options] <subcommand> [options]` and return its exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        found, argv = _logging_options(argv)
+    except SystemExit:
+        return EXIT_USAGE
+    _log.configure(verbosity=1 if found.verbose else -1 if found.quiet else 0, fmt=found.log_format)
+    log = _log.get("cli")
+    try:
+        args, rest = parser().parse_known_args(argv[:1])
+    except SystemExit as exc:  # --help, --version (0) or a bad subcommand (2, argparse's one line)
+        return EXIT_USAGE if exc.code else 0
+    if args.subcommand is None:
+        parser().print_usage(sys.stderr)
+        return EXIT_USAGE
+    name, rest = args.subcommand, argv[1:]
+    try:
+        module = importlib.import_module(SUBCOMMANDS[name][0])
+        return int(module.main(rest))
+    except SystemExit as exc:  # argparse's --help (0) or a job's own exit
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_USAGE)
+    except KeyboardInterrupt:
+        log.error(f"logkeeper {name}: interrupted")
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        return _fail(log, name, exc)
+    finally:
+        _stop_spark()
+
+
+def _fail(log: logging.Logger, name: str, exc: BaseException) -> int:
     """One line for an unexpected error (the first line of its message), or the traceback when debugging."""
     if os.environ.get("LOGKEEPER_DEBUG") == "1":
         traceback.print_exception(exc)
     lines = str(exc).strip().splitlines()
     detail = f": {lines[0]}" if lines else ""
-    print(f"logkeeper {name}: {type(exc).__name__}{detail}", file=sys.stderr)
+    log.error(f"logkeeper {name}: {type(exc).__name__}{detail}")
     return EXIT_FAILED
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run `logkeeper <subcommand> [options]` and return its exit code."""
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["--version"]:
-        print(version())
-        return 0
-    if not argv or argv[0] in ("-h", "--help"):
-        print(USAGE, end="", file=sys.stdout if argv else sys.stderr)
-        return 0 if argv else EXIT_USAGE
-    name, rest = argv[0], argv[1:]
-    if name not in SUBCOMMANDS:
-        print(f"logkeeper: unknown subcommand {name!r}\n{USAGE}", end="", file=sys.stderr)
-        return EXIT_USAGE
-    module_name = SUBCOMMANDS[name][0]
-    if importlib.util.find_spec(module_name) is None:
-        print(f"logkeeper: {name} is not implemented yet", file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        module = importlib.import_module(module_name)
-        return int(module.main(rest))
-    except SystemExit as exc:  # argparse's --help (0) or a job's own exit
-        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_USAGE)
-    except KeyboardInterrupt:
-        print(f"logkeeper {name}: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except Exception as exc:
-        return _fail(name, exc)
 
 
 if __name__ == "__main__":

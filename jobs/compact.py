@@ -20,11 +20,13 @@ while it is planned is reported `changed_during_read`.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from jobs import _log
 from jobs._cluster import select_configured
 from jobs._common import (
     ActionRow,
@@ -61,6 +63,8 @@ from storage_core.live import is_live
 from storage_core.loader import LoadOptions
 from storage_core.log_dir import open_log_dir, write_cleaner_offsets
 from storage_core.names import TopicPartition
+
+log = _log.get("compact")
 
 # The settings the cleaner decides with (their values and sources go into every row).
 SETTINGS = (
@@ -100,10 +104,15 @@ class CompactRow:
     cleaner_offset: int
 
 
-def parse_args(argv: list[str]) -> CompactArgs:
-    parser = job_parser("compact", "Compact Kafka topics with cleanup.policy=compact, as the broker's log cleaner.")
+def add_options(parser: argparse.ArgumentParser) -> None:
+    """compact's own options (`maintain` takes them too)."""
     parser.add_argument("--dedupe-buffer-bytes", type=int, help="offset map memory (log.cleaner.dedupe.buffer.size)")
     add_high_watermark_source(parser)
+
+
+def parse_args(argv: list[str]) -> CompactArgs:
+    parser = job_parser("compact", "Compact Kafka topics with cleanup.policy=compact, as the broker's log cleaner.")
+    add_options(parser)
     namespace = parser.parse_args(argv)
     common = common_args(namespace, destructive="compact", quarantines=True)
     if namespace.dedupe_buffer_bytes is not None:
@@ -169,7 +178,7 @@ def compact_one(task: CompactTask) -> CompactRow:
             )
             actions += action_rows(done.actions)
             for line in done.summary:
-                print(f"  {line}", file=sys.stderr)
+                log.info(f"  {line}")
         return partition_row(
             part,
             started=started,
@@ -238,7 +247,9 @@ def run(args: CompactArgs) -> JobSummary:
                 )
             )
         spark = get_spark(common.master, "logkeeper compact")
-        done = run_partition_tasks(spark, tasks, compact_one, description=f"compact {len(tasks)} partitions")
+        done = run_partition_tasks(
+            spark, tasks, compact_one, description=f"compact {len(tasks)} partitions", dry_run=common.dry_run
+        )
         checkpoints = {}
         for log_dir, state in states.items():
             if not state.had_clean_shutdown:

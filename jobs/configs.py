@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from jobs import _log
 from jobs._args import config_args, config_parser
 from jobs._cluster import ClusterView
 from jobs._errors import UsageError
@@ -33,6 +34,8 @@ from jobs._results import EXIT_OK, EXIT_USAGE
 from storage_core.config_layers import TopicLogConfig
 from storage_core.names import TopicPartition
 from storage_core.topology import ReplicaTopology, check_replica
+
+log = _log.get("configs")
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         parts, _ = discover_partitions(args.log_dirs)
         reports = topic_reports(args.cluster, parts, topic=namespace.topic)
     except UsageError as exc:
-        print(f"logkeeper configs: {' '.join(str(exc).split())}", file=sys.stderr)
+        log.error(f"logkeeper configs: {' '.join(str(exc).split())}")
         return EXIT_USAGE
     if namespace.json:
         print(json.dumps(render_json(args.cluster, reports), indent=2))

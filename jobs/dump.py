@@ -21,8 +21,11 @@ import os
 import sys
 from pathlib import Path
 
+from jobs import _log
 from storage_core.dump import DumpOptions, RecordDecoder, dump_files, render_json, render_text
 from storage_core.dump.options import MAX_BYTES_DEFAULT, MAX_MESSAGE_SIZE_DEFAULT
+
+log = _log.get("dump")
 
 PROG = "logkeeper dump"
 _DECODER_FLAGS = (
@@ -94,18 +97,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parse_args(sys.argv[1:] if argv is None else argv)
     except UsageError as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
+        log.error(f"{PROG}: {exc}")
         return 2
     except SystemExit as exc:  # --help
         return exc.code if isinstance(exc.code, int) else 0
     files = [name for name in args.files.split(",") if name]
     if not files:
-        print(f"{PROG}: --files names no file", file=sys.stderr)
+        log.error(f"{PROG}: --files names no file")
         return 2
     for name in files:
         problem = _unreadable(Path(name))
         if problem is not None:
-            print(f"{PROG}: cannot read {name}: {problem}", file=sys.stderr)
+            log.error(f"{PROG}: cannot read {name}: {problem}")
             return 2
     options = DumpOptions(
         print_data_log=args.print_data_log,
@@ -128,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     except OSError as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
+        log.error(f"{PROG}: {exc}")
         return 2
     return 0
 

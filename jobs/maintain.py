@@ -19,6 +19,7 @@ steps).
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import sys
 import tempfile
@@ -26,13 +27,16 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from jobs import compact, recover, retention, stats
+from jobs import _log, compact, recover, retention, stats
+from jobs._args import job_parser
 from jobs._audit import write_maintenance_log
 from jobs._common import EXIT_FAILED, EXIT_USAGE, FAILED_STATUSES, UsageError, new_run_id, summary_line
 from jobs._driver import RUN_ERRORS, report_result_json, report_run_error
 from jobs._log_dirs import holding_log_dirs
 from jobs._probe import ProbeError, probe_if_on_a_cluster
 from jobs._results import settings_lines
+
+log = _log.get("maintain")
 
 STEPS = (("recover", recover), ("retention", retention), ("compact", compact), ("stats", stats))
 # step-specific option -> (takes a value, steps that accept it)
@@ -63,8 +67,27 @@ def argv_for(step: str, argv: list[str]) -> list[str]:
     return out
 
 
+def parser() -> argparse.ArgumentParser:
+    """maintain's own parser: the common options and every step's own options (for `--help`, and to
+    refuse an option no step takes before any step runs)."""
+    parser = job_parser(
+        "maintain",
+        "Recover, then apply retention, compact and write statistics, in one run.",
+        conflict_handler="resolve",  # retention and compact share --high-watermark-source
+    )
+    for _, module in STEPS:
+        if hasattr(module, "add_options"):
+            module.add_options(parser)
+    return parser
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    try:
+        parser().parse_args(argv)
+    except UsageError as exc:
+        log.error(f"logkeeper maintain: {exc}")
+        return EXIT_USAGE
     if not any(a == "--run-id" or a.startswith("--run-id=") for a in argv):
         argv = [*argv, "--run-id", new_run_id()]
     if "--dry-run" not in argv:
@@ -82,13 +105,13 @@ def _steps(argv: list[str]) -> int:
         try:
             parsed.append((name, module, module.parse_args(argv_for(name, argv))))
         except UsageError as exc:
-            print(f"logkeeper maintain ({name}): {exc}", file=sys.stderr)
+            log.error(f"logkeeper maintain ({name}): {exc}")
             return EXIT_USAGE
     common = parsed[0][2].common
     try:  # the steps share the log dirs: one probe before the first changes anything
         probe_if_on_a_cluster(common.master, common.log_dirs, "logkeeper maintain")
     except ProbeError as exc:
-        print(f"logkeeper maintain: {exc}", file=sys.stderr)
+        log.error(f"logkeeper maintain: {exc}")
         return EXIT_USAGE
     try:
         # One hold of every log dir's lock for all the steps: no process can take a dir between two.
@@ -103,11 +126,11 @@ def _steps(argv: list[str]) -> int:
 def _run_steps(parsed: list[tuple[str, ModuleType, Any]]) -> int:
     worst = 0
     for name, module, args in parsed:
-        print(f"logkeeper maintain: {name}", file=sys.stderr, flush=True)
+        log.info(f"logkeeper maintain: {name}")
         try:
             summary = module.run(args)
         except stats.StatsValidationError as exc:
-            print(f"logkeeper maintain ({name}): {exc}", file=sys.stderr)
+            log.error(f"logkeeper maintain ({name}): {exc}")
             worst = max(worst, 1)
             continue
         write_maintenance_log(args.common.warehouse, summary)
@@ -115,12 +138,12 @@ def _run_steps(parsed: list[tuple[str, ModuleType, Any]]) -> int:
         step_json = None if result_json is None else result_json.with_name(f"{name}-{result_json.name}")
         if not report_result_json(f"maintain ({name})", step_json, summary):
             worst = max(worst, EXIT_FAILED)
-        print(summary_line(f"maintain: {name}", summary), file=sys.stderr)
+        log.info(summary_line(f"maintain: {name}", summary))
         for row in summary.rows:
             if row.status in FAILED_STATUSES and row.error_message:
-                print(f"  {row.log_dir}/{row.dir_name}: {row.error_type} {row.error_message}", file=sys.stderr)
+                log.warning(f"  {row.log_dir}/{row.dir_name}: {row.error_type} {row.error_message}")
         if summary.dry_run and (lines := settings_lines(summary.rows)):
-            print("\n".join(lines), file=sys.stderr)
+            log.info("\n".join(lines))
         worst = max(worst, summary.exit_code)
     return worst
 

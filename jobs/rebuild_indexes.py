@@ -105,7 +105,11 @@ def run(args: RebuildArgs) -> JobSummary:
             )
         spark = get_spark(common.master, "logkeeper rebuild-indexes")
         rows += run_partition_tasks(
-            spark, tasks, rebuild_partition, description=f"rebuild-indexes {len(tasks)} partitions"
+            spark,
+            tasks,
+            rebuild_partition,
+            description=f"rebuild-indexes {len(tasks)} partitions",
+            dry_run=common.dry_run,
         )
     log_dirs = log_dir_rows(common.log_dirs, locks)
     return JobSummary(

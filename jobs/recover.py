@@ -23,11 +23,13 @@ log dir's own row.
 
 from __future__ import annotations
 
+import argparse
 import sys
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from jobs import _log
 from jobs._cluster import ClusterView
 from jobs._common import (
     JobArgs,
@@ -57,6 +59,8 @@ from storage_core.log_dir import open_log_dir, partition_stale_temp_files, remov
 from storage_core.names import TopicPartition
 from storage_core.topology import rename_stray
 
+log = _log.get("recover")
+
 
 @dataclass(frozen=True, slots=True)
 class RecoverArgs:
@@ -81,14 +85,22 @@ class RecoverTask:
     stray_unique_id: str = ""  # rename it aside with this id after recovery (--handle-strays)
 
 
-def parse_args(argv: list[str]) -> RecoverArgs:
-    parser = job_parser("recover", "Recover Kafka log dirs after an unclean shutdown, as the broker's LogLoader.")
+DESCRIPTION = "Recover Kafka log dirs after an unclean shutdown, as the broker's LogLoader."
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
+    """recover's own options (`maintain` takes them too)."""
     parser.add_argument("--deep-verify", action="store_true", help="also CRC-check segments below the recovery point")
     parser.add_argument(
         "--handle-strays",
         action="store_true",
         help="rename stray replicas (per the metadata log) aside to <topic>-<partition>.<uuid>-stray, as Kafka 3.7+",
     )
+
+
+def parse_args(argv: list[str]) -> RecoverArgs:
+    parser = job_parser("recover", DESCRIPTION)
+    add_options(parser)
     namespace = parser.parse_args(argv)
     return RecoverArgs(common_args(namespace, quarantines=True), namespace.deep_verify, namespace.handle_strays)
 
@@ -176,12 +188,14 @@ def run(args: RecoverArgs) -> JobSummary:
                 )
             )
         spark = get_spark(common.master, "logkeeper recover")
-        rows = run_partition_tasks(spark, tasks, recover_partition, description=f"recover {len(tasks)} partitions")
+        rows = run_partition_tasks(
+            spark, tasks, recover_partition, description=f"recover {len(tasks)} partitions", dry_run=common.dry_run
+        )
         closed = close_log_dirs(states, skipped + rows, require_clean=False, offsets_unchanged=False, fs=fs)
         rows += closed.failures
     for row in rows:
         for action in (a for a in row.actions if a.kind in ("stray_replica", "rename_stray")):
-            print(f"logkeeper recover: stray replica {row.log_dir}/{row.dir_name}: {action.reason}", file=sys.stderr)
+            log.warning(f"logkeeper recover: stray replica {row.log_dir}/{row.dir_name}: {action.reason}")
     log_dirs = log_dir_rows(common.log_dirs, locks, opened=states, closed=closed.written, more=log_dir_temps)
     return JobSummary("recover", common.run_id, common.dry_run, tuple(skipped + rows), log_dirs, common.run_ts)
 

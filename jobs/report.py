@@ -33,12 +33,15 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from jobs import _log
 from jobs._errors import UsageError
 from jobs._query import present_tables, run_embedded
 from jobs._results import EXIT_OK, EXIT_USAGE
 from jobs._svg import bar_chart, line_chart
 from jobs._tables import TABLE_VERSION, TableVersionError, check_versions
 from jobs.audit import query_text
+
+log = _log.get("report")
 
 BYTES_PER_LOG_DIR = """
 SELECT run_ts, host || ':' || log_dir AS broker_log_dir, node_id,
@@ -275,10 +278,10 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError(f"no Delta tables under {args.warehouse} (run logkeeper stats or a job first)")
         check_versions(args.warehouse)
     except (UsageError, TableVersionError) as exc:
-        print(f"logkeeper report: {exc}", file=sys.stderr)
+        log.error(f"logkeeper report: {exc}")
         return EXIT_USAGE
     write_report(args.warehouse, args.out)
-    print(f"logkeeper report: wrote {args.out}", file=sys.stderr)
+    log.info(f"logkeeper report: wrote {args.out}")
     return EXIT_OK
 
 

@@ -20,6 +20,7 @@ while it is planned is reported `changed_during_read`.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,10 +80,20 @@ class RetentionTask:
     dry_run_state: Path | None = None
 
 
+def add_options(parser: argparse.ArgumentParser) -> None:
+    """retention's own options (`maintain` takes them too)."""
+    add_high_watermark_source(parser)
+    parser.add_argument(
+        "--file-delete-delay-ms",
+        type=int,
+        default=0,
+        help="keep deleted segments as .deleted files this long (file.delete.delay.ms; 0: delete at once)",
+    )
+
+
 def parse_args(argv: list[str]) -> RetentionArgs:
     parser = job_parser("retention", "Delete Kafka segments by time, size and log start offset, as the broker does.")
-    add_high_watermark_source(parser)
-    parser.add_argument("--file-delete-delay-ms", type=int, default=0, help="0: delete .deleted files at once")
+    add_options(parser)
     namespace = parser.parse_args(argv)
     if namespace.file_delete_delay_ms < 0:
         raise UsageError("--file-delete-delay-ms must be >= 0")
@@ -165,7 +176,9 @@ def run(args: RetentionArgs) -> JobSummary:
                 )
             )
         spark = get_spark(common.master, "logkeeper retention")
-        done = run_partition_tasks(spark, tasks, retain_partition, description=f"retention {len(tasks)} partitions")
+        done = run_partition_tasks(
+            spark, tasks, retain_partition, description=f"retention {len(tasks)} partitions", dry_run=common.dry_run
+        )
         closed = close_log_dirs(states, rows + done, require_clean=True, offsets_unchanged=False, fs=fs)
         rows += closed.failures
     log_dirs = log_dir_rows(common.log_dirs, locks, opened=states, closed=closed.written)

@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from jobs import _log
 from jobs._cluster import ClusterView
 from jobs._common import (
     EXIT_FAILED,
@@ -61,6 +62,8 @@ from storage_core.log_dir import open_log_dir
 from storage_core.names import TopicPartition
 from storage_core.topology import ReplicaTopology, check_replica
 from udfs.segments import SEGMENT_STATS_SCHEMA, segment_stats_batches
+
+log = _log.get("stats")
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,8 +141,8 @@ def run(args: StatsArgs) -> JobSummary:
         rows.append(dataclasses.replace(row, actions=(*row.actions, *_stray_actions(topologies[part]))))
     for row in rows:
         for action in (a for a in row.actions if a.kind == "stray_replica"):
-            print(f"logkeeper stats: stray replica {row.log_dir}/{row.dir_name}: {action.reason}", file=sys.stderr)
-    print(f"logkeeper stats: {table.num_rows} segments of {len(found)} partitions", file=sys.stderr)
+            log.warning(f"logkeeper stats: stray replica {row.log_dir}/{row.dir_name}: {action.reason}")
+    log.info(f"logkeeper stats: {table.num_rows} segments of {len(found)} partitions")
     log_dirs = log_dir_rows(common.log_dirs, locks, opened=states, closed=closed.written)
     return JobSummary("stats", run_id, common.dry_run, tuple(rows), log_dirs, common.run_ts)
 
@@ -164,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run_main("stats", parse_args, run, sys.argv[1:] if argv is None else argv)
     except StatsValidationError as exc:
-        print(f"logkeeper stats: {exc}", file=sys.stderr)
+        log.error(f"logkeeper stats: {exc}")
         return EXIT_FAILED
 
 
