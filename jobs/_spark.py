@@ -148,7 +148,7 @@ class _ProgressMonitor:
         description: str,
         log_lines: bool,
         out: TextIO,
-        dry_run: bool,
+        dry_run: bool = False,
     ) -> None:
         self._feed, self._total, self._description, self._dry_run = feed, total, description, dry_run
         self._log_lines, self._out, self._tty = log_lines, out, out.isatty()

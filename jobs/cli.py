@@ -79,16 +79,22 @@ def _logging_options(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     return found, rest
 
 
-def _stop_spark() -> None:
-    """Stop the SparkContext a job started, so its Python workers end cleanly (an abrupt JVM exit makes
-    pyspark's daemon print a BrokenPipeError traceback on a successful run)."""
+def _active_spark() -> object | None:
+    """The active SparkSession of this process, if pyspark is loaded and one runs."""
     if "pyspark" not in sys.modules:
-        return
+        return None
     from pyspark.sql import SparkSession
 
-    session = SparkSession.getActiveSession()
-    if session is not None:
-        session.stop()
+    return SparkSession.getActiveSession()
+
+
+def _stop_spark(before: object | None) -> None:
+    """Stop the SparkSession the command started (not one the caller had before), so its Python
+    workers end cleanly: an abrupt JVM exit makes pyspark's daemon print a BrokenPipeError traceback
+    on a successful run."""
+    session = _active_spark()
+    if session is not None and session is not before:
+        session.stop()  # type: ignore[attr-defined]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -108,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         parser().print_usage(sys.stderr)
         return EXIT_USAGE
     name, rest = args.subcommand, argv[1:]
+    before = _active_spark()
     try:
         module = importlib.import_module(SUBCOMMANDS[name][0])
         return int(module.main(rest))
@@ -119,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         return _fail(log, name, exc)
     finally:
-        _stop_spark()
+        _stop_spark(before)
 
 
 def _fail(log: logging.Logger, name: str, exc: BaseException) -> int:

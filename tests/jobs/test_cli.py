@@ -20,9 +20,9 @@ from tests.jobs.conftest import MASTER, REPO, locked_by_another_process
 LOGKEEPER = Path(sys.executable).parent / "logkeeper"
 
 
-def _run(*argv: str) -> subprocess.CompletedProcess[str]:
+def _run(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "jobs", *argv], capture_output=True, text=True, check=False, cwd=REPO, timeout=120
+        [sys.executable, "-m", "jobs", *argv], capture_output=True, text=True, check=False, cwd=REPO, timeout=timeout
     )
 
 
@@ -179,12 +179,12 @@ def test_successful_runs_print_no_traceback_and_no_spark_warnings(tmp_path: Path
     builder.checkpoints()
     argv = ["stats", "--log-dirs", str(builder.path), "--warehouse", str(tmp_path / "wh"), "--master", "local[2]"]
     for _ in range(2):
-        result = _run(*argv)
+        result = _run(*argv, timeout=600)
         assert result.returncode == 0, result.stderr
         assert "Traceback" not in result.stderr
         assert " WARN " not in result.stderr
         assert "logkeeper stats: 1 partitions, 1 ok, 0 failed" in result.stderr
-    as_json = _run("--log-format", "json", *argv)
+    as_json = _run("--log-format", "json", *argv, timeout=600)
     assert as_json.returncode == 0
     assert "Traceback" not in as_json.stderr
     records = [json.loads(line) for line in as_json.stderr.splitlines() if line.startswith("{")]
@@ -193,7 +193,7 @@ def test_successful_runs_print_no_traceback_and_no_spark_warnings(tmp_path: Path
     assert [
         line for line in as_json.stderr.splitlines() if "logkeeper stats" in line and not line.startswith("{")
     ] == []
-    quiet = _run("-q", *argv)
+    quiet = _run("-q", *argv, timeout=600)
     assert quiet.returncode == 0
     assert "Traceback" not in quiet.stderr
     assert "logkeeper stats:" not in quiet.stderr

@@ -130,6 +130,11 @@ def test_result_json_shape_is_stable(tmp_path: Path) -> None:
             "sha256": "",
             "first_offset": -1,
             "last_offset": -1,
+            "code": "",
+            "dirty_ratio": None,
+            "min_cleanable_ratio": None,
+            "cleanable_bytes": None,
+            "first_uncleanable_offset": None,
         }
     ]
     assert body["partitions"][1]["error_type"] == "OSError"

@@ -82,6 +82,11 @@ def test_dry_run_lists_exactly_what_the_run_deletes(spark, clean_log_dir: Path, 
         "sha256": "",
         "first_offset": -1,
         "last_offset": -1,
+        "code": "",
+        "dirty_ratio": None,
+        "min_cleanable_ratio": None,
+        "cleanable_bytes": None,
+        "first_uncleanable_offset": None,
     }
     assert {t["topic"]: t["settings"]["cleanup.policy"] for t in json.loads(plan_json.read_text())["topics"]} == {
         "accounts": {"value": "compact", "source": "topic-config file"},

@@ -3,6 +3,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import io
+import sys
 import time
 from pathlib import Path
 
@@ -112,9 +113,10 @@ class _Feed:
     value: list[Progress | None]
 
 
-def test_progress_on_a_terminal_prints_lines_above_a_bar() -> None:
+def test_progress_on_a_terminal_prints_lines_above_a_bar(monkeypatch: pytest.MonkeyPatch) -> None:
     feed = _Feed([])
     out = _Terminal()
+    monkeypatch.setattr(sys, "stderr", out)  # the lines are log records on stderr, the bar is drawn on `out`
     monitor = _ProgressMonitor(feed, total=4, description="recover 4 partitions", log_lines=True, out=out)  # type: ignore[arg-type]
     with monitor:
         feed.value += [Progress("t-0", "ok", 2_000_000, 1000), None]  # None: a row without progress fields

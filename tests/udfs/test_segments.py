@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime
 from pathlib import Path
 
 import pyarrow as pa
@@ -50,10 +51,13 @@ def test_one_output_row_per_segment_of_each_input_partition_with_the_table_schem
     ]
     assert {r["snapshot_consistent"] for r in rows} == {True}
     expected = dataclasses.asdict(segment_stats(logs / "orders-0", 0, is_active=False))
+    epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+    for name in ("min_timestamp", "max_timestamp"):  # epoch ms in storage_core, UTC timestamps in the table
+        expected[name] = epoch + datetime.timedelta(milliseconds=expected[name])
     assert {k: rows[0][k] for k in expected} == expected
     assert {(r["run_id"], r["cluster_id"], r["node_id"], r["host"]) for r in rows} == {("r1", "c1", 7, "broker-7")}
     assert {r["date"] for r in rows} == {rows[0]["run_ts"].date()}
-    assert {(r["topic_id"], r["is_replica_of_this_broker"]) for r in rows} == {("", None)}
+    assert {(r["topic_id"], r["is_replica_of_this_broker"]) for r in rows} == {(None, None)}
     assert out.column("run_ts").type == pa.timestamp("us", tz="UTC")
 
 
