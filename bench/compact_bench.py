@@ -7,7 +7,8 @@ on storage_core's pure-Python twins (`pure`), and by two naive compactors (decod
 keep the last offset per key in a dict, rebuild the kept records with the library's builder; no
 index, every record held in memory): one on kafka-python, one on aiokafka's C reader and builder.
 All run on a fresh copy, one process, one thread; figures are best of --repeat interleaved rounds
-(bench/timing.py).
+(bench/timing.py), with their range over the rounds and logkeeper's speed against each contender
+round by round.
 
 Bytes per key, measured (`--memory-keys`, 0 to skip): in a fresh process, how much the resident
 anonymous memory (RssAnon) grew once the map phase of a pass has filled a map sized to fit a
@@ -31,7 +32,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from timing import best_interleaved, timed
+from timing import interleaved, round_ratios, timed
 
 from storage_core import names
 from storage_core.cleaner.clean import CleanerStats, build_offset_map
@@ -199,12 +200,15 @@ def main() -> None:
             "naive kafka-python": naive,
             "naive aiokafka (C)": partial(naive, library="aiokafka"),
         }
-        results = best_interleaved({name: run(name, fn) for name, fn in contenders.items()}, args.repeat)
-        ours = results["logkeeper"]
-        for name, seconds in results.items():
+        results = interleaved({name: run(name, fn) for name, fn in contenders.items()}, args.repeat)
+        ours = min(results["logkeeper"])
+        for name, spent in results.items():
+            low, high = round_ratios(results, name, "logkeeper")
             print(
-                f"{name:<20} {args.records / seconds / 1e6:6.3f} M records/s  {size / 1e6 / seconds:7.1f} MB/s"
-                f"  ({ours / seconds:4.2f}x logkeeper's speed)"
+                f"{name:<20} {args.records / min(spent) / 1e6:6.3f} M records/s"
+                f" ({args.records / max(spent) / 1e6:.3f}-{args.records / min(spent) / 1e6:.3f})"
+                f"  {size / 1e6 / min(spent):7.1f} MB/s  ({ours / min(spent):4.2f}x logkeeper's speed;"
+                f" logkeeper {low:.2f}-{high:.2f}x its speed round by round)"
             )
         if args.memory_keys:
             measured = bytes_per_key(args.memory_keys)

@@ -19,8 +19,9 @@ contender once in turn, so that a slow spell of the VM falls on all of them alik
   interleaved with the rest; without the compiled core every logkeeper column is the pure one;
 * kafka-python / aiokafka: `MemoryRecords` iteration with `validate_crc()` per batch.
 
-Run: `.venv/bin/python bench/recover_bench.py [--mib 64] [--repeat 3]`. Prints MB/s, the ratio to the
-limit, and load's ratio to aiokafka.
+Run: `.venv/bin/python bench/recover_bench.py [--mib 64] [--repeat 3]`. Prints each contender's best
+MB/s with its ratio to the limit and its range over the rounds, and load's ratio to aiokafka and to
+the limit: best against best, and the lowest and highest of the rounds' own ratios.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from crc32c import crc32c
-from timing import best_interleaved, timed
+from timing import interleaved, round_ratios, timed
 
 from storage_core.fs import LocalFileSystem
 from storage_core.index.offset_index import OffsetIndex
@@ -43,6 +44,7 @@ from storage_core.records.compression import CompressionType
 from storage_core.records.file_records import scan_valid_prefix
 from storage_core.segment import build_segment_indexes
 
+LIMIT = "limit (read+crc32c)"
 VALUE = (b"order status shipped customer amount EUR " * 10)[:100]
 
 
@@ -142,7 +144,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     contenders = {
-        "limit (read+crc32c)": limit,
+        LIMIT: limit,
         "logkeeper scan": ours_scan,
         "logkeeper recover": ours_recover,
         "logkeeper load": ours_load,
@@ -156,17 +158,23 @@ def main() -> None:
             path = Path(scratch) / f"{shape}.log"
             size = build(path, per_batch, values, codec, args.mib)
             path.read_bytes()  # into the page cache
-            seconds = best_interleaved(
+            seconds = interleaved(
                 {name: lambda _, fn=fn, path=path: timed(lambda: fn(path)) for name, fn in contenders.items()},
                 args.repeat,
             )
-            rates = {name: size / 1e6 / spent for name, spent in seconds.items()}
-            base = rates["limit (read+crc32c)"]
+            rates = {name: size / 1e6 / min(spent) for name, spent in seconds.items()}
+            base = rates[LIMIT]
+            print(f"{shape:<12} " + " ".join(f"{rate:>11.0f} ({rate / base:>5.2f}x)" for rate in rates.values()))
             print(
-                f"{shape:<12} "
-                + " ".join(f"{rate:>11.0f} ({rate / base:>5.2f}x)" for rate in rates.values())
-                + f"   load/aiokafka {rates['logkeeper load'] / rates['aiokafka']:.2f}x"
+                f"{'':<12} MB/s ranges: "
+                + ", ".join(
+                    f"{name} {size / 1e6 / max(spent):.0f}-{rates[name]:.0f}" for name, spent in seconds.items()
+                )
             )
+            for slow in ("aiokafka", LIMIT):
+                low, high = round_ratios(seconds, slow, "logkeeper load")
+                best = rates["logkeeper load"] / rates[slow]
+                print(f"{'':<12} load/{slow}: {best:.2f}x best against best, {low:.2f}-{high:.2f}x round by round")
 
 
 if __name__ == "__main__":
