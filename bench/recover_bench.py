@@ -27,6 +27,7 @@ the limit: best against best, and the lowest and highest of the rounds' own rati
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import tempfile
 from collections.abc import Callable
@@ -158,6 +159,7 @@ def main() -> None:
             path = Path(scratch) / f"{shape}.log"
             size = build(path, per_batch, values, codec, args.mib)
             path.read_bytes()  # into the page cache
+            os.sync()  # on disk, as a crashed broker's segment is: no round's fsync writes the build back
             seconds = interleaved(
                 {name: lambda _, fn=fn, path=path: timed(lambda: fn(path)) for name, fn in contenders.items()},
                 args.repeat,

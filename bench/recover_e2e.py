@@ -15,16 +15,20 @@ again in place: every file but the `.log` segments and `meta.properties` is dele
 changes no `.log` byte of these inputs), then `os.sync`; the segments stay page-cached for every run.
 
 A run's wall time is split with the event log (`spark_scaling.spark_phases`): process start to the
-Spark application (imports, the driver's log-dir checks, locks and discovery, JVM, SparkContext),
-the Spark jobs (Python workers' start, the tasks), and the driver's work after them (checkpoints,
-the Delta maintenance log, the result JSON, exit). Inside storage_core is the partitions' summed `duration_ms` over the
-2 cores (the tasks overlap); the share outside storage_core is 1 minus that over the wall time.
+SparkContext (imports, the driver's log-dir checks, locks, discovery and tasks, the JVM's launch),
+the context's and session's start up to the first job, the Spark job (Python workers' start, the
+tasks), and the driver's work after it (checkpoints, the Delta maintenance log, the result JSON, the
+JVM's exit). Inside storage_core is the partitions' summed `duration_ms` over the 2 cores (the tasks
+overlap); the share outside storage_core is 1 minus that over the wall time.
 
 `--profile N`: instead of the Spark runs, cProfile `load_partition` (the executor's storage_core
 call, native core) over N partitions of each shape in this process, top functions by own time: where
 the time inside storage_core goes.
 
-Run: `.venv/bin/python bench/recover_e2e.py [--repeat 3] [--large-mib 16] [--profile N]`.
+`--driver-profile`: after each shape's rounds, one more (untimed) native run with the CLI's process
+under cProfile, the job's functions by cumulative time: where the driver's share goes.
+
+Run: `.venv/bin/python bench/recover_e2e.py [--repeat 3] [--large-mib 16] [--driver-profile] [--profile N]`.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import pstats
 import shutil
 import statistics
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from spark_scaling import build_crashed, run_job
@@ -62,7 +67,9 @@ def crash_again(log_dir: Path) -> None:
             entry.unlink()
 
 
-def one_run(scratch: Path, source: Path, tag: str, env: dict[str, str]) -> dict[str, float]:
+def one_run(
+    scratch: Path, source: Path, tag: str, env: dict[str, str], interpreter_args: Sequence[str] = ()
+) -> dict[str, float]:
     """Recover `source` once by the CLI (moved into a fresh folder so that the run's warehouse, event
     log and result are its own), crash it again and move it back."""
     run_dir = scratch / tag
@@ -70,7 +77,7 @@ def one_run(scratch: Path, source: Path, tag: str, env: dict[str, str]) -> dict[
     log_dir = run_dir / "logs"
     source.rename(log_dir)
     try:
-        figures = run_job("recover", log_dir, MASTER, env)
+        figures = run_job("recover", log_dir, MASTER, env, interpreter_args)
     finally:
         crash_again(log_dir)
         log_dir.rename(source)
@@ -82,9 +89,10 @@ def one_run(scratch: Path, source: Path, tag: str, env: dict[str, str]) -> dict[
 
 COLUMNS = (
     ("wall", "end to end"),
-    ("to_session", "process start to Spark session (imports, log-dir checks, discovery, JVM)"),
+    ("to_app", "process start to SparkContext (imports, log-dir checks, discovery, tasks, JVM launch)"),
+    ("session", "SparkContext to the first job (context and session start)"),
     ("job", "Spark jobs (workers' start, tasks)"),
-    ("session_to_end", "after the jobs (checkpoints, Delta maintenance log, result JSON, exit)"),
+    ("after_jobs", "after the jobs (checkpoints, Delta maintenance log, result JSON, JVM exit)"),
     ("storage_core", "inside storage_core (sum / 2 cores)"),
 )
 
@@ -102,6 +110,17 @@ def report(shape: str, samples: dict[str, list[dict[str, float]]]) -> None:
             low, high = (fmt.format(f(r[key] for r in runs)) for f in (min, max))
             cells.append(f"{fmt.format(medians[name])} ({low}-{high})")
         print(f"| {label} | " + " | ".join(cells) + f" | {medians['pure'] / medians['native']:.2f}x |")
+
+
+def driver_profile(shape: str, scratch: Path, source: Path) -> None:
+    """One more run of the native contender with the CLI's process under cProfile (wall clock: the
+    driver's waits on the JVM count), untimed; print the job's own functions by cumulative time: where
+    the driver's share of the wall time goes (the JVM's exit after Python's is outside the profile)."""
+    stats = scratch / "driver.prof"
+    figures = one_run(scratch, source, "driver-profile", CONTENDERS["native"], ("-m", "cProfile", "-o", str(stats)))
+    print(f"\n{shape}: the driver under cProfile (one run, {figures['wall']:.1f} s wall), jobs/ by cumulative time")
+    pstats.Stats(str(stats)).sort_stats("cumulative").print_stats(r"jobs/|deltalake/table|session\.py.*getOrCreate", 25)
+    stats.unlink()
 
 
 def profile(shape: str, source: Path) -> None:
@@ -147,6 +166,8 @@ def main(args: argparse.Namespace) -> None:
                 for name, env in CONTENDERS.items():
                     samples[name].append(one_run(scratch, source, f"{n}-{name}-{rep}", env))
             report(shape, samples)
+            if args.driver_profile:
+                driver_profile(shape, scratch, source)
             shutil.rmtree(source)
 
 
@@ -158,5 +179,6 @@ if __name__ == "__main__":
     parser.add_argument("--large-partitions", type=int, default=32)
     parser.add_argument("--large-mib", type=int, default=64, help="MiB per large partition")
     parser.add_argument("--scratch", help="folder for the log dirs (default: the system's temp dir)")
+    parser.add_argument("--driver-profile", action="store_true", help="also profile the driver of one more run a shape")
     parser.add_argument("--profile", type=int, metavar="N", help="profile load_partition over N partitions a shape")
     main(parser.parse_args())

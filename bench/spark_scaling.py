@@ -107,10 +107,11 @@ def job_command(
     *,
     check: bool,
     env: dict[str, str] | None = None,
+    interpreter_args: Sequence[str] = (),
 ) -> None:
     """Run `logkeeper <job>` over `log_dir` (compact: with the bench topic's config, the log end as
-    high watermark)."""
-    args = [sys.executable, "-m", "jobs", job, "--log-dirs", str(log_dir), "--master", master]
+    high watermark); `interpreter_args` go to Python before `-m jobs` (e.g. `-m cProfile -o F`)."""
+    args = [sys.executable, *interpreter_args, "-m", "jobs", job, "--log-dirs", str(log_dir), "--master", master]
     args += ["--warehouse", str(warehouse)]
     if result is not None:
         args += ["--result-json", str(result)]
@@ -125,28 +126,44 @@ def cores(master: str) -> int:
 
 
 def spark_phases(event_log_dir: Path, started: float, ended: float) -> dict[str, float]:
-    """A run's seconds split by its event log (epoch times `started` and `ended` bound the process):
+    """A run's seconds split by its event log (epoch times `started` and `ended` bound the process);
+    the parts add up to the wall time:
 
-    * `job`: the summed duration of its Spark jobs (submission to completion: Python worker
-      start-up and the tasks);
-    * `to_session`: process start to the application's start (Python imports, the job's driver work
-      before its session: for recover the log-dir checks, locks, discovery and task building; JVM
-      and SparkContext start);
-    * `session_to_end`: the application's start to the process's end, minus the jobs (the driver's
-      work after them: checkpoints, the Delta maintenance log, the result JSON, the JVM's exit).
+    * `to_app`: process start to the application's start (the SparkContext's construction): Python
+      imports, the job's driver work before its session (for recover the log-dir checks, locks,
+      discovery and task building) and the JVM's launch;
+    * `session`: the application's start to the first job's submission: the rest of the
+      SparkContext's and SparkSession's start, then the driver's work before its first job;
+    * `job`: the summed duration of the Spark jobs (submission to completion: Python worker start-up
+      and the tasks); `between_jobs`: the driver's time between them;
+    * `after_jobs`: the last job's completion to the process's end (the driver's work after the
+      jobs: checkpoints, the Delta maintenance log, the result JSON; then the JVM's exit).
     """
     (log,) = event_log_dir.iterdir()
     events = [json.loads(line) for line in log.read_text().splitlines()]
-    submitted = {e["Job ID"]: e["Submission Time"] for e in events if e["Event"] == "SparkListenerJobStart"}
-    completed = {e["Job ID"]: e["Completion Time"] for e in events if e["Event"] == "SparkListenerJobEnd"}
-    (app_start,) = (e["Timestamp"] for e in events if e["Event"] == "SparkListenerApplicationStart")
-    job = sum(completed[j] - submitted[j] for j in submitted) / 1000
-    to_session = app_start / 1000 - started
-    return {"job": job, "to_session": to_session, "session_to_end": ended - started - to_session - job}
+    submitted = {e["Job ID"]: e["Submission Time"] / 1000 for e in events if e["Event"] == "SparkListenerJobStart"}
+    completed = {e["Job ID"]: e["Completion Time"] / 1000 for e in events if e["Event"] == "SparkListenerJobEnd"}
+    (app_start,) = (e["Timestamp"] / 1000 for e in events if e["Event"] == "SparkListenerApplicationStart")
+    job = sum(completed[j] - submitted[j] for j in submitted)
+    first, last = min(submitted.values()), max(completed.values())
+    return {
+        "to_app": app_start - started,
+        "session": first - app_start,
+        "job": job,
+        "between_jobs": last - first - job,
+        "after_jobs": ended - last,
+    }
 
 
-def run_job(job: str, log_dir: Path, master: str, extra_env: dict[str, str] | None = None) -> dict[str, float]:
-    """One `logkeeper <job>` process over `log_dir`, with Spark's event log on (`extra_env` added).
+def run_job(
+    job: str,
+    log_dir: Path,
+    master: str,
+    extra_env: dict[str, str] | None = None,
+    interpreter_args: Sequence[str] = (),
+) -> dict[str, float]:
+    """One `logkeeper <job>` process over `log_dir`, with Spark's event log on (`extra_env` added,
+    `interpreter_args` as :func:`job_command`'s).
 
     Returns its wall time, the phases of :func:`spark_phases` and the summed `duration_ms` of its
     partitions (inside storage_core).
@@ -160,7 +177,8 @@ def run_job(job: str, log_dir: Path, master: str, extra_env: dict[str, str] | No
     env["PYSPARK_SUBMIT_ARGS"] = f"--conf {event_log} --conf {plain_log} pyspark-shell"
     os.sync()  # the copy is written back: no writeback of it competes with the run's fsyncs
     started = time.time()
-    job_command(job, log_dir, master, log_dir.parent / f"{log_dir.name}-wh", result, check=True, env=env)
+    warehouse = log_dir.parent / f"{log_dir.name}-wh"
+    job_command(job, log_dir, master, warehouse, result, check=True, env=env, interpreter_args=interpreter_args)
     ended = time.time()
     in_fn = sum(row["duration_ms"] for row in json.loads(result.read_text())["partitions"]) / 1000
     return {"wall": ended - started, **spark_phases(events, started, ended), "in_fn": in_fn}
