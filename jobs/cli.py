@@ -94,7 +94,9 @@ def _stop_spark(before: object | None) -> None:
     on a successful run."""
     session = _active_spark()
     if session is not None and session is not before:
-        session.stop()  # type: ignore[attr-defined]
+        from jobs._spark import stop_spark
+
+        stop_spark(session)  # type: ignore[arg-type]
 
 
 def main(argv: list[str] | None = None) -> int:

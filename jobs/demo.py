@@ -21,6 +21,7 @@ from collections import Counter
 from pathlib import Path
 
 from jobs import audit, maintain, report
+from jobs._spark import stop_spark
 from storage_core import names
 from storage_core.checkpoint import write_offset_checkpoint
 from storage_core.meta_properties import MetaProperties, write_meta_properties
@@ -220,6 +221,10 @@ def main(argv: list[str] | None = None) -> int:
     report.write_report(warehouse, page)
     print(f"\nHTML report of the warehouse: {page.resolve()} (logkeeper report --warehouse {warehouse} --out FILE)")
     print(f"demo finished in {time.monotonic() - started:.0f} s; log dirs and Delta tables under {OUT}/")
+    from pyspark.sql import SparkSession
+
+    if (session := SparkSession.getActiveSession()) is not None:
+        stop_spark(session)  # quietly: no worker's traceback after a successful demo
     return code
 
 
