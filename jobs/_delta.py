@@ -30,7 +30,8 @@ def table_exists(path: Path) -> bool:
     return (path / "_delta_log").is_dir()
 
 
-def _quote(value: str) -> str:
+def quote_sql(value: str) -> str:
+    """`value` as an SQL string literal (DataFusion, DuckDB and Spark share the quoting)."""
     return "'" + value.replace("'", "''") + "'"
 
 
@@ -74,8 +75,8 @@ def write_run(path: Path, table: pa.Table, *, run_id: str, log_dirs: Sequence[st
     other brokers that share the run id (one Airflow run over a fleet) keep theirs."""
     from deltalake import write_deltalake
 
-    dirs = ", ".join(map(_quote, sorted(set(log_dirs)))) or "''"
-    predicate = f"run_id = {_quote(run_id)} AND log_dir IN ({dirs})"
+    dirs = ", ".join(map(quote_sql, sorted(set(log_dirs)))) or "''"
+    predicate = f"run_id = {quote_sql(run_id)} AND log_dir IN ({dirs})"
     _commit(
         path,
         table,
@@ -90,7 +91,7 @@ def upsert_run(path: Path, table: pa.Table, *, run_id: str, keys: Sequence[str])
     a file change its earlier try made). Rows of `table` with equal keys are merged into the last."""
     table = _last_per_key(table, keys)
     # NULL-safe: a key column may be NULL (an action about no segment has no base offset).
-    on = " AND ".join([f"t.run_id = {_quote(run_id)}", *(f"(t.{k} IS NOT DISTINCT FROM s.{k})" for k in keys)])
+    on = " AND ".join([f"t.run_id = {quote_sql(run_id)}", *(f"(t.{k} IS NOT DISTINCT FROM s.{k})" for k in keys)])
 
     def merge() -> None:
         from deltalake import DeltaTable

@@ -23,7 +23,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from jobs._delta import table_exists
+from jobs._delta import quote_sql, table_exists
 from jobs._tables import TABLES, current_schema, ensure_current
 
 ENGINES = ("embedded", "spark")
@@ -53,16 +53,12 @@ def snapshot_files(path: Path) -> list[str]:
     return DeltaTable(str(path)).file_uris()
 
 
-def _quote(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
 def _where_sql(where: TableFilter) -> str:
     conditions = []
     if where.since is not None:
-        conditions.append(f"run_ts >= TIMESTAMPTZ {_quote(where.since.isoformat())}")
+        conditions.append(f"run_ts >= TIMESTAMPTZ {quote_sql(where.since.isoformat())}")
     if where.topic is not None:
-        conditions.append(f"topic = {_quote(where.topic)}")
+        conditions.append(f"topic = {quote_sql(where.topic)}")
     return f" WHERE {' AND '.join(conditions)}" if conditions else ""
 
 
@@ -78,7 +74,7 @@ def run_embedded(warehouse: Path, sql: str, where: TableFilter = NO_FILTER) -> p
         for name in present_tables(warehouse):
             files = snapshot_files(warehouse / name)
             if files:
-                listed = ", ".join(map(_quote, files))
+                listed = ", ".join(map(quote_sql, files))
                 source = f"read_parquet([{listed}], hive_partitioning = true, union_by_name = true)"
             else:  # a table whose rows were all replaced by none
                 con.register(f"_{name}_empty", current_schema(name).empty_table())
