@@ -32,7 +32,6 @@ from storage_core.native.layout import (
     PROBE_NONE,
     PROBE_SUPERSEDED,
     REPLAY_EVERY,
-    REPLAY_NONE,
     STOP_BAD_MAGIC,
     STOP_CRC_MISMATCH,
     STOP_END,
@@ -126,37 +125,51 @@ def walk(buffer: Buffer, state: array, offset_entries: bytearray, time_entries: 
     ti_count, ti_capacity = state[W_TI_COUNT], state[W_TI_CAPACITY]
     ti_last_ts, ti_last = state[W_TI_LAST_TIMESTAMP], state[W_TI_LAST_OFFSET]
     have_skipped, skipped_last = state[W_HAVE_SKIPPED], state[W_SKIPPED_LAST]
-    unpack_v2, pack_offset, pack_time = _V2.unpack_from, _OFFSET_ENTRY.pack, _TIME_ENTRY.pack
+    unpack_v2, pack_offset, pack_time, crc = _V2.unpack_from, _OFFSET_ENTRY.pack, _TIME_ENTRY.pack, crc32c
+    int32_max, int64_min, int64_max = _INT32_MAX, INT64_MIN, INT64_MAX
+    check_any = check_offsets or check_order
     if position < 0:
         position = end
+    # One pass per batch, the common case first: the names above are locals (not globals) and the
+    # end-of-buffer tests are one comparison while a whole header fits (61 > 17), as the tight loop
+    # of a pure-Python walk costs per test (bench/README.md, the pure path at 200 B batches).
     while True:
-        if position + 17 >= end:
-            stop = STOP_END if position >= end else STOP_TRUNCATED_HEADER
-            break
         if position + 61 > end:
-            stop = _stop_of(view, position, end)
+            if position >= end:
+                stop = STOP_END
+            elif position + 17 >= end:
+                stop = STOP_TRUNCATED_HEADER
+            else:
+                stop = _stop_of(view, position, end)
             break
-        base, size, epoch, magic, crc, _, delta, _, batch_max, producer_id = unpack_v2(view, position)
+        base, size, epoch, magic, crc_stored, _, delta, _, batch_max, producer_id = unpack_v2(view, position)
         batch_end = position + 12 + size
-        if not (magic == 2 and size >= 49 and batch_end <= end):
+        if magic != 2 or size < 49 or batch_end > end:
             stop = _stop_of(view, position, end)
             break
-        if verify and crc32c(view[position + 21 : batch_end]) != crc:
+        if verify and crc(view[position + 21 : batch_end]) != crc_stored:
             stop = STOP_CRC_MISMATCH
             break
         last = base + delta
-        if last > INT64_MAX or last < INT64_MIN:
+        if last > int64_max or last < int64_min:
             stop = STOP_SLOW
             break
-        if have_last and ((check_offsets and last <= last_offset) or (check_order and base <= last_offset)):
+        if (
+            check_any
+            and have_last
+            and ((check_offsets and last <= last_offset) or (check_order and base <= last_offset))
+        ):
             stop = STOP_OFFSETS_BACKWARDS
             break
         if index:
             rel = last - segment_base
-            if not 0 <= rel <= _INT32_MAX:
+            if rel < 0 or rel > int32_max:
                 stop = STOP_SLOW  # OffsetOverflowError, raised by the Python side
                 break
-            new_max, new_offset_of_max = (batch_max, last) if batch_max > max_ts else (max_ts, offset_of_max)
+            if batch_max > max_ts:
+                new_max, new_offset_of_max = batch_max, last
+            else:
+                new_max, new_offset_of_max = max_ts, offset_of_max
             if position - last_index_entry > interval:
                 if oi_count >= oi_capacity or (oi_count and rel <= oi_last) or ti_count >= ti_capacity - 1:
                     stop = STOP_SLOW  # the index is full or the offsets go backwards
@@ -164,14 +177,14 @@ def walk(buffer: Buffer, state: array, offset_entries: bytearray, time_entries: 
                 previous_ts = -1
                 if ti_count:
                     offset_rel = new_offset_of_max - segment_base
-                    if not INT64_MIN <= offset_rel <= INT64_MAX or offset_rel < ti_last or new_max < ti_last_ts:
+                    if not int64_min <= offset_rel <= int64_max or offset_rel < ti_last or new_max < ti_last_ts:
                         stop = STOP_SLOW
                         break
                     previous_ts = ti_last_ts
                 time_rel = None
                 if new_max > previous_ts:
                     time_rel = new_offset_of_max - segment_base
-                    if not 0 <= time_rel <= _INT32_MAX:
+                    if not 0 <= time_rel <= int32_max:
                         stop = STOP_SLOW
                         break
                 offset_entries += pack_offset(rel, position)
@@ -183,7 +196,7 @@ def walk(buffer: Buffer, state: array, offset_entries: bytearray, time_entries: 
             max_ts, offset_of_max = new_max, new_offset_of_max
         batches += 1
         have_last, last_offset = 1, last
-        if replay != REPLAY_NONE:
+        if replay:  # REPLAY_NONE is 0
             if replay == REPLAY_EVERY or producer_id >= 0 or (epoch >= 0 and epoch > epoch_floor):
                 state[W_BATCH_POSITION] = position
                 position = batch_end
