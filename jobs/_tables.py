@@ -31,7 +31,7 @@ win; the other gets a `CommitFailedError`, tries again and finds the table curre
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -87,9 +87,13 @@ def _null_if_empty(column: pa.ChunkedArray) -> pa.ChunkedArray:
     return pc.if_else(pc.equal(column, ""), pa.scalar(None, column.type), column)
 
 
-def _epoch_ms_to_timestamp(column: pa.ChunkedArray) -> pa.ChunkedArray:
-    """Epoch milliseconds (-1: unknown) as UTC timestamps (NULL)."""
-    return pc.multiply(_null_if_negative(column), 1000).cast(pa.int64()).cast(TIMESTAMP)
+def epoch_ms_as_timestamps(table: pa.Table, names: Iterable[str]) -> pa.Table:
+    """`table` with its epoch-millisecond columns `names` (Kafka's -1: unknown) as UTC timestamps
+    (NULL): the one conversion, for the stats UDF's rows and for version-1 tables."""
+    for name in names:
+        column = _null_if_negative(table[name])
+        table = _with(table, name, pc.multiply(column, 1000).cast(pa.int64()).cast(TIMESTAMP))
+    return table
 
 
 # Retention's reason codes (storage_core.retention.RetentionReason) -> the setting whose rule fired.
@@ -166,8 +170,7 @@ def _v1_to_v2_maintenance_log(table: pa.Table) -> pa.Table:
 
 def _v1_to_v2_segment_stats(table: pa.Table) -> pa.Table:
     """Epoch-ms timestamps become timestamps; sentinels NULL; v1 did not record the wall clock (`ts` NULL)."""
-    for name in ("min_timestamp", "max_timestamp"):
-        table = _with(table, name, _epoch_ms_to_timestamp(table[name]))
+    table = epoch_ms_as_timestamps(table, ("min_timestamp", "max_timestamp"))
     for name in ("node_id",):
         if name in table.schema.names:
             table = _with(table, name, _null_if_negative(table[name]))

@@ -23,13 +23,11 @@ import pyarrow as pa
 
 from jobs._schema import arrow_schema
 from jobs._spark import Progress
-from jobs._tables import TIMESTAMP, known
+from jobs._tables import TIMESTAMP, epoch_ms_as_timestamps
 from storage_core.segment_stats import SegmentStats, partition_segment_stats
 
 if TYPE_CHECKING:
     from pyspark import Accumulator
-
-_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,24 +66,12 @@ class SnapshotColumns:
 
 
 # SegmentStats keeps Kafka's epoch milliseconds (-1: no record has a timestamp); the table keeps
-# nullable UTC timestamps.
+# nullable UTC timestamps (rows are built with the milliseconds, then converted column by column).
 _EPOCH_MS_COLUMNS = ("min_timestamp", "max_timestamp")
+_ROW_SCHEMA = pa.schema([*arrow_schema(SegmentKey), *arrow_schema(SegmentStats), *arrow_schema(SnapshotColumns)])
 SEGMENT_STATS_SCHEMA = pa.schema(
-    [
-        *arrow_schema(SegmentKey),
-        *(pa.field(f.name, TIMESTAMP) if f.name in _EPOCH_MS_COLUMNS else f for f in arrow_schema(SegmentStats)),
-        *arrow_schema(SnapshotColumns),
-    ]
+    [pa.field(f.name, TIMESTAMP) if f.name in _EPOCH_MS_COLUMNS else f for f in _ROW_SCHEMA]
 )
-
-
-def _stats_columns(stats: SegmentStats) -> dict[str, object]:
-    """A segment's figures as table columns (epoch milliseconds as timestamps, unknown as NULL)."""
-    columns = dataclasses.asdict(stats)
-    for name in _EPOCH_MS_COLUMNS:
-        ms = known(columns[name])
-        columns[name] = None if ms is None else _EPOCH + datetime.timedelta(milliseconds=ms)
-    return columns
 
 
 def segment_stats_batches(
@@ -115,8 +101,9 @@ def segment_stats_batches(
             started = time.monotonic()
             snapshot, stats = partition_segment_stats(Path(item["log_dir"]) / item["dir_name"], live=item["live"])
             columns = dataclasses.asdict(SnapshotColumns(item["live"], snapshot.consistent))
-            rows += [{**dataclasses.asdict(key), **_stats_columns(s), **columns} for s in stats]
+            rows += [{**dataclasses.asdict(key), **dataclasses.asdict(s), **columns} for s in stats]
             if progress is not None:
                 size, took_ms = sum(s.log_bytes for s in stats), int((time.monotonic() - started) * 1000)
                 progress.add([Progress(item["dir_name"], "ok", size, took_ms)])
-        yield from pa.Table.from_pylist(rows, schema=SEGMENT_STATS_SCHEMA).to_batches()
+        table = pa.Table.from_pylist(rows, schema=_ROW_SCHEMA)
+        yield from epoch_ms_as_timestamps(table, _EPOCH_MS_COLUMNS).to_batches()
