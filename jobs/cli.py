@@ -44,6 +44,17 @@ def version() -> str:
     return f"logkeeper {importlib.metadata.version('logkeeper')} (storage_core: {native.describe()})"
 
 
+class _PrintVersion(argparse.Action):
+    """`--version`: :func:`version` on one line (argparse's own action wraps it at the terminal width)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)  # type: ignore[arg-type]
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(version())
+        parser.exit()
+
+
 def parser() -> argparse.ArgumentParser:
     """The top-level parser: global options, then one subparser per job. A subcommand's own options
     are parsed by its module (imported only when it runs), so `logkeeper <job> --help` is the job's."""
@@ -53,7 +64,7 @@ def parser() -> argparse.ArgumentParser:
         epilog="-v/-q/--log-format may also follow the subcommand. Exit codes: 0 ok, 1 a partition failed or "
         "corruption was found, 2 bad arguments or configuration (nothing changed), 3 refused (a live broker's lock).",
     )
-    top.add_argument("--version", action="version", version=version(), help="print the version and which core runs")
+    top.add_argument("--version", action=_PrintVersion, help="print the version and which core runs")
     add_logging_options(top)
     commands = top.add_subparsers(dest="subcommand", metavar="<subcommand>", title="subcommands")
     for name, (_, help_text) in SUBCOMMANDS.items():

@@ -13,6 +13,7 @@ the caller passed, so its errors read the same).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -33,7 +34,10 @@ else:
     try:
         from storage_core.native import _native  # type: ignore[attr-defined,no-redef]
     except ImportError as exc:  # not built (no compiler at install time) or not shipped
-        REASON = f"the compiled core did not import ({exc})"
+        if importlib.util.find_spec("storage_core.native._native") is None:
+            REASON = "the compiled core is not installed: pip install builds it where a C compiler is"
+        else:
+            REASON = f"the compiled core did not import ({exc})"
     else:
         IMPLEMENTATION = "native"
         REASON = f"compiled core, CRC-32C by {_native.crc32c_implementation()}"

@@ -58,7 +58,7 @@ BUILT = importlib.util.find_spec("storage_core.native._native") is not None
 @pytest.mark.parametrize(
     ("pure", "named"),
     [
-        ("", "native (compiled core, CRC-32C by " if BUILT else "pure Python (the compiled core did not import"),
+        ("", "native (compiled core, CRC-32C by " if BUILT else "pure Python (the compiled core is not installed"),
         ("1", "pure Python (LOGKEEPER_PURE_PYTHON=1)"),
     ],
 )
@@ -67,6 +67,7 @@ def test_version_names_the_storage_core_implementation(pure: str, named: str) ->
     result = subprocess.run([str(LOGKEEPER), "--version"], capture_output=True, text=True, check=False, env=env)
     assert result.returncode == 0
     assert result.stdout.startswith("logkeeper 0.1.0 (storage_core: " + named)
+    assert result.stdout.count("\n") == 1  # one line, whatever the terminal's width
 
 
 @pytest.mark.parametrize(
