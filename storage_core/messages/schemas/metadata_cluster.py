@@ -4,19 +4,19 @@ Transcribed from `metadata/src/main/resources/common/metadata/*.json` of apache/
 is flexible in all versions.
 
 ```
-RegisterBrokerRecord             0  v0-3  BrokerId IsMigratingZkBroker(v2+) IncarnationId BrokerEpoch
+RegisterBrokerRecord             0  v0-4  BrokerId IsMigratingZkBroker(v2+) IncarnationId BrokerEpoch
                                           EndPoints[Name Host Port SecurityProtocol]
                                           Features[Name MinSupportedVersion MaxSupportedVersion]
                                           Rack Fenced(default true) InControlledShutdown(v1+)
-                                          [LogDirs tag 0 (v3+)]
+                                          [LogDirs tag 0 (v3+)] [CordonedLogDirs tag 1 (v4+)]
 UnregisterBrokerRecord           1  v0    BrokerId BrokerEpoch
 FenceBrokerRecord                7  v0    Id Epoch
 UnfenceBrokerRecord              8  v0    Id Epoch
 FeatureLevelRecord              12  v0    Name FeatureLevel (0: the feature is removed)
 ProducerIdsRecord               15  v0    BrokerId BrokerEpoch NextProducerId
-BrokerRegistrationChangeRecord  17  v0-2  BrokerId BrokerEpoch, tagged: Fenced 0 (-1 unfenced,
+BrokerRegistrationChangeRecord  17  v0-3  BrokerId BrokerEpoch, tagged: Fenced 0 (-1 unfenced,
                                           0 unchanged, 1 fenced), InControlledShutdown 1 (v1+),
-                                          LogDirs 2 (v2+)
+                                          LogDirs 2 (v2+), CordonedLogDirs 3 (v3+)
 NoOpRecord                      20  v0    (nothing)
 ZkMigrationStateRecord          21  v0    ZkMigrationState
 BeginTransactionRecord          23  v0    [Name tag 0]           (KIP-868 metadata transactions)
@@ -24,7 +24,12 @@ EndTransactionRecord            24  v0    (nothing)
 AbortTransactionRecord          25  v0    [Reason tag 0]
 RegisterControllerRecord        27  v0    ControllerId IncarnationId ZkMigrationReady
                                           EndPoints[...] Features[...]
+UnregisterControllerRecord      29  v0    ControllerId
 ```
+
+The cordoned log dirs (RegisterBrokerRecord v4, BrokerRegistrationChangeRecord v3) and
+UnregisterControllerRecord are those of Kafka 4.4.0's jars (its generated message classes; the
+broker tests start a 4.4.0 broker, whose own registration is a v4 record).
 """
 
 from __future__ import annotations
@@ -71,8 +76,9 @@ REGISTER_BROKER_RECORD = message(
     field("Fenced", BOOL, "0+", default=True),
     field("InControlledShutdown", BOOL, "1+", default=False),
     field("LogDirs", array(UUID), "3+", tagged="3+", tag=0),
+    field("CordonedLogDirs", array(UUID), "4+", tagged="4+", tag=1),
     api_key=0,
-    valid="0-3",
+    valid="0-4",
     flexible="0+",
 )
 
@@ -122,8 +128,9 @@ BROKER_REGISTRATION_CHANGE_RECORD = message(
     field("Fenced", INT8, "0+", tagged="0+", tag=0),
     field("InControlledShutdown", INT8, "1+", tagged="1+", tag=1),
     field("LogDirs", array(UUID), "2+", tagged="2+", tag=2),
+    field("CordonedLogDirs", array(UUID), "3+", tagged="3+", tag=3),
     api_key=17,
-    valid="0-2",
+    valid="0-3",
     flexible="0+",
 )
 
@@ -171,6 +178,14 @@ REGISTER_CONTROLLER_RECORD = message(
     flexible="0+",
 )
 
+UNREGISTER_CONTROLLER_RECORD = message(
+    "UnregisterControllerRecord",
+    field("ControllerId", INT32, "0+"),
+    api_key=29,
+    valid="0",
+    flexible="0+",
+)
+
 RECORDS = (
     REGISTER_BROKER_RECORD,
     UNREGISTER_BROKER_RECORD,
@@ -185,4 +200,5 @@ RECORDS = (
     END_TRANSACTION_RECORD,
     ABORT_TRANSACTION_RECORD,
     REGISTER_CONTROLLER_RECORD,
+    UNREGISTER_CONTROLLER_RECORD,
 )
