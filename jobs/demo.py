@@ -43,16 +43,11 @@ DEMO_CLUSTER_ID = "lkDemoClusterId000000w"
 CODECS = list(CompressionType)
 
 
-def _append_segment(dir_path: Path, base_offset: int, batches: list[tuple[bytes, int, int]]) -> None:
-    """Append (batch bytes, last offset, max timestamp) through the segment append path, then roll."""
+def _append_segment(dir_path: Path, base_offset: int, batches: list[tuple[bytes, int]]) -> None:
+    """Append (batch bytes, last offset) through the segment append path, then roll."""
     segment = LogSegment.open(dir_path, base_offset, index_interval_bytes=4096, create=True)
-    for data, last_offset, max_timestamp in batches:
-        segment.append(
-            largest_offset=last_offset,
-            largest_timestamp=max_timestamp,
-            shallow_offset_of_max_timestamp=last_offset,
-            records=data,
-        )
+    for data, last_offset in batches:
+        segment.append(largest_offset=last_offset, records=data)
     segment.on_become_inactive()
     segment.flush()
     segment.close()
@@ -76,11 +71,7 @@ def _plain_topic(dir_path: Path, rng: random.Random, *, segments: int, per_segme
             ]
             codec = CODECS[(offset // 20) % len(CODECS)]
             batches.append(
-                (
-                    build_batch(records, base_offset=offset, compression=codec, partition_leader_epoch=1),
-                    offset + 19,
-                    T0 + day * 86_400_000 + offset + 19,
-                )
+                (build_batch(records, base_offset=offset, compression=codec, partition_leader_epoch=1), offset + 19)
             )
             offset += 20
         _append_segment(dir_path, base, batches)
@@ -94,17 +85,17 @@ def _compacted_topic(dir_path: Path) -> int:
         records = [
             Record(offset + i, T0 + offset + i, b"account-%d" % i, b"balance %d" % (round_ * 10 + i)) for i in range(5)
         ]
-        batches.append((build_batch(records, base_offset=offset), offset + 4, T0 + offset + 4))
+        batches.append((build_batch(records, base_offset=offset), offset + 4))
         offset += 5
     tombstone = [Record(offset, T0 + offset, b"account-3", None)]
-    batches.append((build_batch(tombstone, base_offset=offset), offset, T0 + offset))
+    batches.append((build_batch(tombstone, base_offset=offset), offset))
     offset += 1
     for producer_id, commit in ((4000, True), (4001, False)):
         data = [Record(offset + i, T0 + offset, b"txn-%d" % i, b"pending") for i in range(3)]
         batch = build_batch(
             data, base_offset=offset, producer_id=producer_id, producer_epoch=0, base_sequence=0, is_transactional=True
         )
-        batches.append((batch, offset + 2, T0 + offset))
+        batches.append((batch, offset + 2))
         offset += 3
         marker = build_end_txn_marker(
             offset=offset,
@@ -114,7 +105,7 @@ def _compacted_topic(dir_path: Path) -> int:
             coordinator_epoch=1,
             timestamp=T0 + offset,
         )
-        batches.append((marker, offset, T0 + offset))
+        batches.append((marker, offset))
         offset += 1
     _append_segment(dir_path, 0, batches[:20])
     _append_segment(dir_path, batches[20][1] - 4, batches[20:])

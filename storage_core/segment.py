@@ -386,22 +386,28 @@ class LogSegment:
                 "offset cannot be stored relative to the segment's base offset", segment=self.log.path, offset=offset
             )
 
-    def append(
-        self, *, largest_offset: int, largest_timestamp: int, shallow_offset_of_max_timestamp: int, records: bytes
-    ) -> None:
-        """Append a chunk of whole batches (Kafka's append path and its index-interval rule)."""
+    def append(self, *, largest_offset: int, records: bytes) -> None:
+        """Append a chunk of whole batches: Kafka 4.4's `LogSegment.append(largestOffset, records)`.
+
+        The index-interval rule runs batch by batch, as recovery's does: an entry (the batch's last
+        offset at its position; the time index offered the max timestamp so far) for the first batch
+        after more than `index.interval.bytes` since the last entry. Kafka 4.0 indexed at most one
+        entry per append (per cleaner read-buffer chunk); 4.4 per batch (docs/kafka-differences.md).
+        """
         if not records:
             return
         self._ensure_offset_in_range(largest_offset)
         position = self.log.append(records)
-        if largest_timestamp > self.max_timestamp_so_far:
-            self.max_timestamp_so_far = largest_timestamp
-            self.offset_of_max_timestamp_so_far = shallow_offset_of_max_timestamp
-        if self._bytes_since_last_index_entry > self.index_interval_bytes:
-            self.offset_index.append(largest_offset, position)
-            self.time_index.maybe_append(self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far)
-            self._bytes_since_last_index_entry = 0
-        self._bytes_since_last_index_entry += len(records)
+        for batch in iterate_batches(records):
+            if batch.max_timestamp > self.max_timestamp_so_far:
+                self.max_timestamp_so_far = batch.max_timestamp
+                self.offset_of_max_timestamp_so_far = batch.last_offset
+            if self._bytes_since_last_index_entry > self.index_interval_bytes:
+                self.offset_index.append(batch.last_offset, position)
+                self.time_index.maybe_append(self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far)
+                self._bytes_since_last_index_entry = 0
+            position += batch.size_in_bytes
+            self._bytes_since_last_index_entry += batch.size_in_bytes
 
     def recover(
         self,

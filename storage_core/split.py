@@ -62,12 +62,7 @@ def split_overflowed_segment(
             fs=fs,
         )
         for batch in group:
-            segment.append(
-                largest_offset=batch.last_offset,
-                largest_timestamp=batch.max_timestamp,
-                shallow_offset_of_max_timestamp=batch.last_offset,
-                records=bytes(batch.raw),
-            )
+            segment.append(largest_offset=batch.last_offset, records=bytes(batch.raw))
         segment.on_become_inactive()
         segment.flush()
         segment.close()

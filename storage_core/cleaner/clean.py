@@ -452,7 +452,7 @@ def clean_group(
 
 class _ChunkWriter:
     """Appends kept batches to the cleaned segment one read-buffer chunk at a time, as the cleaner
-    does (one `append`, hence at most one index entry, per chunk)."""
+    does (one `append` per chunk; its index entries batch by batch, :meth:`LogSegment.append`)."""
 
     def __init__(self, dest: LogSegment, stats: CleanerStats) -> None:
         self._dest = dest
@@ -460,8 +460,6 @@ class _ChunkWriter:
         self._parts: list[bytes] = []
         self._source_bytes = 0
         self._max_offset = -1
-        self._max_timestamp = -1
-        self._offset_of_max_timestamp = -1
 
     def read(self, size: int) -> None:
         """Account for a source batch; a full read buffer ends the chunk first."""
@@ -471,24 +469,15 @@ class _ChunkWriter:
         self._stats.bytes_read += size
 
     def keep(self, data: bytes) -> None:
-        batch = next(iterate_batches(data))
         self._parts.append(data)
-        self._max_offset = max(self._max_offset, batch.last_offset)
-        if batch.max_timestamp > self._max_timestamp:
-            self._max_timestamp, self._offset_of_max_timestamp = batch.max_timestamp, batch.last_offset
+        self._max_offset = max(self._max_offset, next(iterate_batches(data)).last_offset)
 
     def flush(self) -> None:
         if self._parts:
             data = b"".join(self._parts)
-            self._dest.append(
-                largest_offset=self._max_offset,
-                largest_timestamp=self._max_timestamp,
-                shallow_offset_of_max_timestamp=self._offset_of_max_timestamp,
-                records=data,
-            )
+            self._dest.append(largest_offset=self._max_offset, records=data)
             self._stats.bytes_written += len(data)
-        self._parts, self._source_bytes = [], 0
-        self._max_offset = self._max_timestamp = self._offset_of_max_timestamp = -1
+        self._parts, self._source_bytes, self._max_offset = [], 0, -1
 
 
 def _next_offset(dir_path: Path, base: int, fs: FileSystem) -> int:

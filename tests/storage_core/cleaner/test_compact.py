@@ -324,3 +324,16 @@ def test_a_malformed_record_stops_the_pass_before_anything_is_written(tmp_path: 
     with pytest.raises(CorruptRecordError, match="invalid number of record headers"):
         compact(tmp_path / "t-0")
     assert {p.name: p.read_bytes() for p in (tmp_path / "t-0").iterdir()} == before
+
+
+def test_a_cleaned_segment_is_indexed_batch_by_batch_as_kafka_4_4_does(tmp_path: Path) -> None:
+    """One cleaner chunk of 60 kB kept: an index entry per 4 KiB (index.interval.bytes), the entries
+    recovery rebuilds, as Kafka 4.4's LogSegment.append writes (4.0 wrote one per chunk; the broker
+    tests, tests/kafka, compare with both)."""
+    batches = [keyed(o, b"k%d" % (o % 199), b"v" * 300) for o in range(200)] + [keyed(200, b"k", b"active")]
+    write_log(tmp_path / "t-0", batches, per_segment=200)
+    compact(tmp_path / "t-0")
+    assert records(tmp_path / "t-0")[0][0] == 1  # k0's first value is gone: segment 0 was cleaned
+    entries = len(names.offset_index_file(tmp_path / "t-0", 0).read_bytes()) // 8
+    assert entries == sum(len(b) for b in batches[1:200]) // 4096 - 1
+    assert rebuild_indexes(tmp_path / "t-0", verify_only=True).actions == ()
