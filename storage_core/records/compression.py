@@ -95,10 +95,19 @@ class _NoCompression:
         return bytes(data)
 
 
+# Java's GZIPOutputStream header (RFC 1952): magic, deflate, no flags, mtime 0, no extra flags, and
+# OS 255 ("unknown"), where Python's gzip writes its own OS byte (3, Unix).
+_JAVA_GZIP_OS = 0xFF
+_GZIP_OS_POSITION = 9
+
+
 class _Gzip:
     def compress(self, data: Buffer, *, magic: int = 2) -> bytes:
-        # Level 6 is Deflater's default, which Kafka uses unless compression.gzip.level says otherwise.
-        return gzip.compress(data, compresslevel=6, mtime=0)
+        # Level 6 is Deflater's default, which Kafka uses unless compression.gzip.level says otherwise;
+        # with Java's header the member is the bytes a broker's GzipCompression writes (same zlib).
+        member = bytearray(gzip.compress(data, compresslevel=6, mtime=0))
+        member[_GZIP_OS_POSITION] = _JAVA_GZIP_OS
+        return bytes(member)
 
     def decompress(self, data: Buffer, *, magic: int = 2) -> bytes:
         try:
