@@ -37,7 +37,7 @@ from storage_core.messages import (
     to_json,
     type_name,
 )
-from storage_core.messages.schemas import group_classic
+from storage_core.messages.schemas import group_classic, transaction_log
 from storage_core.messages.wire import INT16
 from storage_core.records.record import Record
 
@@ -83,6 +83,19 @@ def _group_metadata_json(value: StructValue, version: int) -> dict[str, object]:
     return json
 
 
+# TransactionState of Kafka's transaction coordinator: id -> the name its log formatter prints.
+TRANSACTION_STATES = {
+    0: "Empty",
+    1: "Ongoing",
+    2: "PrepareCommit",
+    3: "PrepareAbort",
+    4: "CompleteCommit",
+    5: "CompleteAbort",
+    6: "Dead",
+    7: "PrepareEpochFence",
+}
+
+
 def _coordinator(family: CoordinatorFamily, record: Record) -> tuple[Value, Value]:
     offset = record.offset
     if record.key is None:
@@ -106,6 +119,10 @@ def _coordinator(family: CoordinatorFamily, record: Record) -> tuple[Value, Valu
         data: dict[str, object] = _group_metadata_json(decoded.value, decoded.value_version)
     else:
         data = to_json(decoded.value_spec, decoded.value, decoded.value_version)
+    if decoded.value_spec is transaction_log.TRANSACTION_LOG_VALUE:
+        # Kafka 4.4's TransactionLogMessageFormatter prints the state's name (TransactionState).
+        status = data["transactionStatus"]
+        data["transactionStatus"] = TRANSACTION_STATES.get(status, status)  # type: ignore[call-overload]
     return key, JsonText({"version": str(decoded.value_version), "data": data})
 
 

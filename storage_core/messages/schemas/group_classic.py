@@ -8,7 +8,7 @@ is `Version:int16` (the record type) then the key struct in that version; its va
 ```
 type 0, 1  OffsetCommitKey      group topic partition
            OffsetCommitValue    v0-4 (flexible 4+): offset leaderEpoch(v3+) metadata commitTimestamp
-                                expireTimestamp(v1 only)
+                                expireTimestamp(v1 only) [topicId tag 0 (v4+), Kafka 4.4]
 type 2     GroupMetadataKey     group
            GroupMetadataValue   v0-4 (flexible 4+): protocolType generation protocol leader
                                 currentStateTimestamp(v2+) members[memberId groupInstanceId(v3+)
@@ -25,7 +25,7 @@ versions, read as the highest one declared (the protocol only ever adds fields a
 
 from __future__ import annotations
 
-from storage_core.messages.schema import BYTES, INT32, INT64, STRING, array, field, message, struct
+from storage_core.messages.schema import BYTES, INT32, INT64, STRING, UUID, array, field, message, struct
 
 OFFSET_COMMIT_KEY = message(
     "OffsetCommitKey",
@@ -43,6 +43,7 @@ OFFSET_COMMIT_VALUE = message(
     field("metadata", STRING, "0+"),
     field("commitTimestamp", INT64, "0+"),
     field("expireTimestamp", INT64, "1", default=-1, ignorable=True),
+    field("topicId", UUID, "4+", tagged="4+", tag=0),
     valid="0-4",
     flexible="4+",
 )

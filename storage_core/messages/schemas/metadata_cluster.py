@@ -29,7 +29,8 @@ UnregisterControllerRecord      29  v0    ControllerId
 
 The cordoned log dirs (RegisterBrokerRecord v4, BrokerRegistrationChangeRecord v3) and
 UnregisterControllerRecord are those of Kafka 4.4.0's jars (its generated message classes; the
-broker tests start a 4.4.0 broker, whose own registration is a v4 record).
+broker tests start a 4.4.0 broker, whose own registration is a v4 record). CordonedLogDirs is
+nullable, null by default: a broker writes an empty list explicitly, which its JSON prints.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ REGISTER_BROKER_RECORD = message(
     field("Fenced", BOOL, "0+", default=True),
     field("InControlledShutdown", BOOL, "1+", default=False),
     field("LogDirs", array(UUID), "3+", tagged="3+", tag=0),
-    field("CordonedLogDirs", array(UUID), "4+", tagged="4+", tag=1),
+    field("CordonedLogDirs", array(UUID), "4+", tagged="4+", tag=1, nullable="4+", default=None),
     api_key=0,
     valid="0-4",
     flexible="0+",
@@ -128,7 +129,7 @@ BROKER_REGISTRATION_CHANGE_RECORD = message(
     field("Fenced", INT8, "0+", tagged="0+", tag=0),
     field("InControlledShutdown", INT8, "1+", tagged="1+", tag=1),
     field("LogDirs", array(UUID), "2+", tagged="2+", tag=2),
-    field("CordonedLogDirs", array(UUID), "3+", tagged="3+", tag=3),
+    field("CordonedLogDirs", array(UUID), "3+", tagged="3+", tag=3, nullable="3+", default=None),
     api_key=17,
     valid="0-3",
     flexible="0+",

@@ -3,14 +3,15 @@
 ```
 type 0  TransactionLogKey    TransactionalId
         TransactionLogValue  v0-1 (flexible 1+): ProducerId [PreviousProducerId tag 0] [NextProducerId tag 1]
-                             ProducerEpoch TransactionTimeoutMs TransactionStatus
+                             ProducerEpoch [NextProducerEpoch tag 3] TransactionTimeoutMs TransactionStatus
                              TransactionPartitions[Topic PartitionIds[]] (nullable)
                              TransactionLastUpdateTimestampMs TransactionStartTimestampMs
                              [ClientTransactionVersion tag 2]
 ```
 
 TransactionStatus: 0 Empty, 1 Ongoing, 2 PrepareCommit, 3 PrepareAbort, 4 CompleteCommit,
-5 CompleteAbort, 6 Dead, 7 PrepareEpochFence. A null value is a tombstone.
+5 CompleteAbort, 6 Dead, 7 PrepareEpochFence. A null value is a tombstone. NextProducerEpoch
+(tag 3) is Kafka 4.4.0's (its generated TransactionLogValue).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ TRANSACTION_LOG_VALUE = message(
     field("PreviousProducerId", INT64, "1+", tagged="1+", tag=0, default=-1),
     field("NextProducerId", INT64, "1+", tagged="1+", tag=1, default=-1),
     field("ProducerEpoch", INT16, "0+"),
+    field("NextProducerEpoch", INT16, "1+", tagged="1+", tag=3, default=-1),
     field("TransactionTimeoutMs", INT32, "0+"),
     field("TransactionStatus", INT8, "0+"),
     field(

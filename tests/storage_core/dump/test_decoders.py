@@ -112,6 +112,7 @@ def test_offsets_decoder_prints_as_kafkas_dump_log_segments_test_expects() -> No
 
 
 def test_transaction_log_decoder(tmp_path: Path, dump: DumpRun) -> None:
+    """As Kafka 4.4.0's kafka-dump-log prints it (the state by name; tests/kafka compares with it)."""
     value_spec = transaction_log.TRANSACTION_LOG_VALUE
     partition = value_spec.struct.field("TransactionPartitions").type.element  # type: ignore[union-attr]
     ongoing = value_spec.new(
@@ -139,12 +140,12 @@ def test_transaction_log_decoder(tmp_path: Path, dump: DumpRun) -> None:
     assert err == []
     assert out[3:] == [
         '| key: {"type":"0","data":{"transactionalId":"tx-1"}} payload: {"version":"1","data":{"producerId":7,'
-        '"previousProducerId":6,"producerEpoch":2,"transactionTimeoutMs":60000,"transactionStatus":1,'
+        '"previousProducerId":6,"producerEpoch":2,"transactionTimeoutMs":60000,"transactionStatus":"Ongoing",'
         '"transactionPartitions":[{"topic":"orders","partitionIds":[0,1]}],'
         f'"transactionLastUpdateTimestampMs":{T0 + 5},"transactionStartTimestampMs":{T0},'
         '"clientTransactionVersion":2}}',
         '| key: {"type":"0","data":{"transactionalId":"tx-1"}} payload: {"version":"0","data":{"producerId":7,'
-        '"producerEpoch":3,"transactionTimeoutMs":60000,"transactionStatus":0,"transactionPartitions":[],'
+        '"producerEpoch":3,"transactionTimeoutMs":60000,"transactionStatus":"Empty","transactionPartitions":[],'
         '"transactionLastUpdateTimestampMs":0,"transactionStartTimestampMs":-1}}',
         '| key: {"type":"0","data":{"transactionalId":"tx-1"}} payload: <DELETE>',
     ]
@@ -254,4 +255,4 @@ def test_realdata_transaction_state_decodes() -> None:
     for record in records:
         assert isinstance(record["key"], JsonText), record
         assert isinstance(record["payload"], JsonText), record
-    assert records[0]["payload"].data["data"]["transactionStatus"] == 0  # type: ignore[union-attr]
+    assert records[0]["payload"].data["data"]["transactionStatus"] == "Empty"  # type: ignore[union-attr]

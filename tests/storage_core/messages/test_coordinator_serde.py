@@ -59,7 +59,9 @@ def test_real_offset_commit_and_group_metadata_bytes() -> None:
         "metadata": "",
         "commitTimestamp": 1700000000000,
         "expireTimestamp": -1,
+        "topicId": decoded.value["topicId"],
     }
+    assert str(decoded.value["topicId"]) == "AAAAAAAAAAAAAAAAAAAAAA"  # Kafka 4.4's tag 0, absent: the zero id
 
 
 def test_unknown_types_short_buffers_and_unknown_value_versions() -> None:

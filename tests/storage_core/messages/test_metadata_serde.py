@@ -89,6 +89,8 @@ KAFKA_4_4_RECORDS = [
         {"BrokerId": 1, "BrokerEpoch": 42, "Fenced": -1, "LogDirs": [D1], "CordonedLogDirs": [D1, D2]},
     ),
     ("UnregisterControllerRecord", 0, "011d0000000bb800", {"ControllerId": 3000}),
+    # What a 4.4.0 broker wrote in its own metadata log: an empty (not null) CordonedLogDirs.
+    ("BrokerRegistrationChangeRecord", 3, "01110300000001000000000000000d01030101", {"CordonedLogDirs": []}),
 ]
 
 
