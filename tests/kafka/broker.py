@@ -10,7 +10,10 @@ Layout (all under the caller's directories, never the repository)::
 
 :meth:`KafkaBroker.format` runs Kafka's own storage tool (`kafka.tools.StorageTool format`) on an
 empty log dir; a copied log dir is started as it is (its `meta.properties` names the cluster and
-node). Every start picks free ports, waits for the broker's "Kafka Server started" line (bounded),
+node). The ports are free ones picked once, or those of the broker whose log dir was copied, as
+a restarted broker keeps its listeners: until the new registration is replayed, its coordinators
+know it by the endpoints of the last one in the metadata log. Every start waits for the
+broker's "Kafka Server started" line (bounded),
 and the JVM runs in its own process group with a bounded heap. :meth:`stop` is a clean shutdown
 (SIGTERM: Kafka's shutdown hook flushes, checkpoints and writes `.kafka_cleanshutdown`), bounded,
 then SIGKILL; :meth:`kill` is SIGKILL (an unclean shutdown: page-cache writes survive, as after a
@@ -113,29 +116,37 @@ class KafkaBroker:
     """One KRaft node (broker and controller) of Kafka `version` serving `log_dir`.
 
     `config` holds server.properties entries added to (and overriding) the base ones at every start;
-    :meth:`start` may add more for that start only. The broker's log of the current (or last) start
-    is :attr:`log_path`.
+    :meth:`start` may add more for that start only. `ports` (client, controller) default to free
+    ones. The broker's log of the current (or last) start is :attr:`log_path`.
     """
 
-    def __init__(self, version: str, log_dir: Path, work_dir: Path, config: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        version: str,
+        log_dir: Path,
+        work_dir: Path,
+        config: Mapping[str, str] | None = None,
+        ports: tuple[int, int] | None = None,
+    ) -> None:
         self.version = version
         self.log_dir = log_dir
         self.work_dir = work_dir
         self.config = dict(config or {})
         self.starts = 0
-        self.port = 0
+        self.ports = ports or (free_port(), free_port())
         self.process: subprocess.Popen[bytes] | None = None
         work_dir.mkdir(parents=True, exist_ok=True)
 
     @property
     def bootstrap(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        return f"127.0.0.1:{self.ports[0]}"
 
     @property
     def log_path(self) -> Path:
         return self.work_dir / f"broker-{self.starts}.log"
 
-    def _properties(self, port: int, controller_port: int, extra: Mapping[str, str]) -> Path:
+    def _properties(self, extra: Mapping[str, str]) -> Path:
+        port, controller_port = self.ports
         config = {
             "process.roles": "broker,controller",
             "node.id": str(NODE_ID),
@@ -167,7 +178,7 @@ class KafkaBroker:
         """Format the empty `log_dir` with Kafka's storage tool; the cluster id."""
         cluster_id = cluster_id or random_cluster_id()
         self.starts += 1
-        properties = self._properties(free_port(), free_port(), {})
+        properties = self._properties({})
         command = self._java(
             "kafka.tools.StorageTool", ["format", "-t", cluster_id, "-c", str(properties)], TEST_JVM_OPTIONS
         )
@@ -184,8 +195,7 @@ class KafkaBroker:
         """Start the broker and wait until it logs that it started; the seconds that took."""
         assert self.process is None, "already running"
         self.starts += 1
-        self.port = free_port()
-        properties = self._properties(self.port, free_port(), extra or {})
+        properties = self._properties(extra or {})
         began = time.monotonic()
         self.process = subprocess.Popen(
             self._java("kafka.Kafka", [str(properties)], jvm_options),

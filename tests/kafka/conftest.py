@@ -23,16 +23,20 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
+from storage_core import names
+from storage_core.config import LogConfig
+from storage_core.records.file_records import iterate_batches
 from tests.jobs import conftest as jobs_conftest
 from tests.kafka import workload
 from tests.kafka.broker import KafkaBroker
+from tests.kafka.compare import partition_dirs, segment_bases
 from tests.kafka.install import KAFKA_VERSIONS, is_installed, lib_dir
-from tests.kafka.tools import describe_configs
+from tests.kafka.tools import describe_configs, dump_log
 from tests.kafka.workload import Acked
 
 # Every start: deletions take effect at once (as `--file-delete-delay-ms 0`), a small cleaner buffer.
@@ -45,17 +49,17 @@ QUIET = {
 }
 # The broker does its own maintenance at once.
 ACTIVE = {
+    "log.initial.task.delay.ms": "0",  # the first retention pass at once, not 30 s after the start
     "log.cleaner.enable": "true",
     "log.cleaner.backoff.ms": "200",
     "log.retention.check.interval.ms": "500",
     "transaction.abort.timed.out.transaction.cleanup.interval.ms": "500",
 }
-# What makes compaction and retention due once the workload is in (`aged`'s records sit on hour
-# marks 10 h ... 1 h old: 5.5 h deletes the six oldest marks whatever the minute of the pass).
+# What makes compaction and retention due once the workload is in (workload.AGED_HOURS).
 DUE_CONFIGS = {
     "keyed": {"min.cleanable.dirty.ratio": "0.01", "min.compaction.lag.ms": "0"},
     "aged": {"retention.ms": str(int(5.5 * workload.HOUR_MS))},
-    "sized": {"retention.bytes": str(2 * workload.SEGMENT_BYTES)},
+    "sized": {"retention.bytes": str(workload.SEGMENT_BYTES)},
 }
 TOPICS = tuple(workload.TOPICS)
 MASTER = jobs_conftest.MASTER
@@ -74,6 +78,7 @@ class Stage:
     log: list[str] | None = None
     read: dict[str, dict[tuple[str, int], list[workload.Read]]] | None = None
     configs: str = ""
+    dumps: dict[str, str] = field(default_factory=dict)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -102,13 +107,15 @@ def copy_stage(source: Stage, target: Path) -> Path:
     return target
 
 
-def new_broker(stage_dir: Path, version: str, log_dir: Path) -> KafkaBroker:
-    return KafkaBroker(version, log_dir, stage_dir / "broker", BASE_CONFIG)
+def new_broker(stage_dir: Path, log_dir: Path, version: str, source: Stage | None = None) -> KafkaBroker:
+    """The broker of a stage; on the ports of `source`'s broker, whose log dir this stage copied."""
+    ports = source.broker.ports if source is not None and source.broker is not None else None
+    return KafkaBroker(version, log_dir, stage_dir / "broker", BASE_CONFIG, ports)
 
 
 @pytest.fixture(scope="session")
 def crashed(kafka_version: str, kafka_root: Path) -> Stage:
-    broker = new_broker(kafka_root / "crashed", kafka_version, kafka_root / "crashed" / "logs")
+    broker = new_broker(kafka_root / "crashed", kafka_root / "crashed" / "logs", kafka_version)
     broker.format()
     broker.start(QUIET)
     try:
@@ -123,7 +130,7 @@ def crashed(kafka_version: str, kafka_root: Path) -> Stage:
 @pytest.fixture(scope="session")
 def broker_recovered(crashed: Stage, kafka_root: Path) -> Stage:
     log_dir = copy_stage(crashed, kafka_root / "broker_recovered" / "logs")
-    broker = new_broker(kafka_root / "broker_recovered", crashed.version, log_dir)
+    broker = new_broker(kafka_root / "broker_recovered", log_dir, crashed.version, crashed)
     with broker.running(QUIET):
         pass
     return Stage(crashed.version, log_dir, broker, log=broker.log_lines(""))
@@ -147,14 +154,17 @@ def logkeeper_recovered(crashed: Stage, kafka_root: Path, spark: object) -> Stag
 @pytest.fixture(scope="session")
 def round_trip(crashed: Stage, logkeeper_recovered: Stage, kafka_root: Path) -> Stage:
     log_dir = copy_stage(logkeeper_recovered, kafka_root / "round_trip" / "logs")
-    broker = new_broker(kafka_root / "round_trip", crashed.version, log_dir)
+    broker = new_broker(kafka_root / "round_trip", log_dir, crashed.version, crashed)
     stage = Stage(crashed.version, log_dir, broker, acked=crashed.acked)
-    with broker.running({**QUIET, "transaction.abort.timed.out.transaction.cleanup.interval.ms": "500"}):
+    with broker.running(QUIET):
         stage.log = broker.log_lines("")
+        # Not by its timeout: a coordinator that times a transaction out while it loads, before this
+        # broker leads the partitions, drops the markers ("partitions are likely deleted").
+        workload.fence_open_transaction(broker.bootstrap)
         deadline = time.monotonic() + 60
-        while not workload.last_stable_offsets_caught_up(broker.bootstrap, TOPICS):  # the open txn aborted
-            assert time.monotonic() < deadline, "the coordinator did not abort the open transaction"
-            time.sleep(0.5)
+        while not workload.last_stable_offsets_caught_up(broker.bootstrap, TOPICS):
+            assert time.monotonic() < deadline, "the open transaction was not aborted"
+            time.sleep(0.2)
         stage.read = {
             iso: workload.read_all(broker.bootstrap, TOPICS, iso) for iso in ("read_committed", "read_uncommitted")
         }
@@ -166,4 +176,92 @@ def round_trip(crashed: Stage, logkeeper_recovered: Stage, kafka_root: Path) -> 
 
 @pytest.fixture(scope="session")
 def due(round_trip: Stage) -> Stage:
-    return Stage(round_trip.version, round_trip.log_dir, round_trip.broker)
+    """The log dir round_trip's broker stopped cleanly, with compaction and retention due."""
+    return round_trip
+
+
+def server_properties(broker: KafkaBroker) -> Path:
+    """The server.properties of `broker`'s last start (logkeeper's --server-properties: the same
+    static broker configs)."""
+    return broker.work_dir / f"server-{broker.starts}.properties"
+
+
+def wait_quiet(broker: KafkaBroker, pattern: str, seconds: float) -> None:
+    """Wait until no new line matching `pattern` has come for `seconds`."""
+    seen, since = len(broker.log_lines(pattern)), time.monotonic()
+    while time.monotonic() - since < seconds:
+        time.sleep(0.2)
+        now = len(broker.log_lines(pattern))
+        if now != seen:
+            seen, since = now, time.monotonic()
+
+
+CLEANED = r"cleaned log {}-\d+ "
+DELETED_BY_RETENTION = r"Deleting segment .*due to log retention (time|size)"
+
+
+@pytest.fixture(scope="session")
+def broker_maintained(due: Stage, kafka_root: Path) -> Stage:
+    """The broker's own cleaner and retention over a copy of `due` (ACTIVE), then a clean stop."""
+    log_dir = copy_stage(due, kafka_root / "broker_maintained" / "logs")
+    broker = new_broker(kafka_root / "broker_maintained", log_dir, due.version, due)
+    with broker.running(ACTIVE):
+        now_ms = int(time.time() * 1000)
+        broker.wait_for_log(CLEANED.format("keyed"), timeout=120)
+        for topic in ("aged", "sized"):
+            broker.wait_for_log(rf"partition={topic}-0.*Deleting segment .*due to log retention", timeout=120)
+        wait_quiet(broker, f"{CLEANED.format('keyed')}|{DELETED_BY_RETENTION}", 1.5)
+        log = broker.log_lines("")
+    return Stage(due.version, log_dir, broker, now_ms=now_ms, log=log)
+
+
+def cleaner_clock(partition_dir: Path) -> int:
+    """The clock of the cleaner's pass that wrote `partition_dir`'s delete horizons (KIP-534: the
+    first batch with a tombstone cleaned gets the cleaner's now + delete.retention.ms)."""
+    for base in segment_bases(partition_dir):
+        for batch in iterate_batches(names.log_file(partition_dir, base).read_bytes()):
+            if batch.delete_horizon_ms is not None:
+                return batch.delete_horizon_ms - LogConfig().delete_retention_ms
+    raise AssertionError(f"no delete horizon in {partition_dir}")
+
+
+@pytest.fixture(scope="session")
+def logkeeper_maintained(due: Stage, broker_maintained: Stage, kafka_root: Path, spark: object) -> Stage:
+    """`logkeeper retention`, then `logkeeper compact`, over a copy of `due` with the broker's
+    static configs and its clock (`--now-ms`: the broker cleaner's, read from its delete horizons;
+    retention's outcome is the same for any minute around it, DUE_CONFIGS)."""
+    from jobs import compact, retention
+
+    work = kafka_root / "logkeeper_maintained"
+    log_dir = copy_stage(due, work / "logs")
+    assert broker_maintained.broker is not None
+    now_ms = cleaner_clock(broker_maintained.log_dir / "keyed-0")
+    options = ["--server-properties", str(server_properties(broker_maintained.broker)), "--now-ms", str(now_ms)]
+    assert run_job(retention, log_dir, work, *options) == 0
+    assert run_job(compact, log_dir, work, *options) == 0
+    return Stage(due.version, log_dir, now_ms=now_ms)
+
+
+@pytest.fixture(scope="session")
+def maintain_round_trip(due: Stage, kafka_root: Path, spark: object) -> Stage:
+    """`logkeeper maintain` over a copy of `due`, then the broker on it with its own cleaner and
+    retention on (ACTIVE) for a few of their passes, consumers, a clean stop."""
+    from jobs import maintain
+
+    work = kafka_root / "maintain_round_trip"
+    log_dir = copy_stage(due, work / "logs")
+    broker = new_broker(work, log_dir, due.version, due)
+    broker.starts = 1  # server-1.properties: the configs maintain runs with, then the broker
+    properties = broker._properties(ACTIVE)
+    now_ms = int(time.time() * 1000)
+    assert run_job(maintain, log_dir, work, "--server-properties", str(properties), "--now-ms", str(now_ms)) == 0
+    indexes = [
+        p for d in partition_dirs(log_dir) for p in sorted((log_dir / d).glob("*index")) if p.suffix != ".txnindex"
+    ]
+    dumps = {check: dump_log(due.version, indexes, check) for check in ("--verify-index-only", "--index-sanity-check")}
+    with broker.running(ACTIVE):
+        broker.wait_for_log("Starting the log cleaner", timeout=60)
+        time.sleep(2)  # 10 cleaner backoffs, 4 retention checks
+        read = {"read_committed": workload.read_all(broker.bootstrap, TOPICS, "read_committed")}
+        log = broker.log_lines("")
+    return Stage(due.version, log_dir, broker, now_ms=now_ms, log=log, read=read, dumps=dumps)

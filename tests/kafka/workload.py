@@ -3,9 +3,9 @@
 Topics (segment.bytes 1 MiB, the least Kafka 4.4 allows, so every partition has several segments):
 
     events   delete,  2 partitions  one idempotent producer per codec (none, gzip, snappy, lz4, zstd)
-    keyed    compact, 2 partitions  the same producers, 150 keys, every 13th record a tombstone
-    aged     delete,  1 partition   timestamps on ten hour marks, 10 h old to 1 h old (time retention)
-    sized    delete,  1 partition   (size retention)
+    keyed    compact, 1 partition   the same producers, 150 keys, every 13th record a tombstone
+    aged     delete,  1 partition   timestamps on hour marks 10, 8, 3 and 1 h old (time retention)
+    sized    delete,  1 partition   3 segments (size retention)
 
 Transactions, committed and aborted in turn, go to `events` and `keyed`; a consumer group commits
 offsets (so `__consumer_offsets` and `__transaction_state` have records too). :func:`write_until_killed`
@@ -38,11 +38,15 @@ SEGMENT_BYTES = 1_048_576
 HOUR_MS = 3_600_000
 TOPICS: dict[str, tuple[int, dict[str, str]]] = {
     "events": (2, {"cleanup.policy": "delete", "segment.bytes": str(SEGMENT_BYTES)}),
-    "keyed": (2, {"cleanup.policy": "compact", "segment.bytes": str(SEGMENT_BYTES)}),
+    "keyed": (1, {"cleanup.policy": "compact", "segment.bytes": str(SEGMENT_BYTES)}),
     "aged": (1, {"cleanup.policy": "delete", "segment.bytes": str(SEGMENT_BYTES)}),
     "sized": (1, {"cleanup.policy": "delete", "segment.bytes": str(SEGMENT_BYTES)}),
 }
 GROUP = "logkeeper-audit"
+# `aged`'s records sit on four hour marks, 1.3 MB each: a cut at 5.5 h keeps the segments that reach
+# the 3 h mark and deletes those wholly before it, whatever the minute of the retention pass.
+AGED_HOURS = (10, 8, 3, 1)
+AGED_RECORDS = 2600
 Headers = tuple[tuple[str, bytes], ...]
 
 
@@ -62,6 +66,12 @@ class Acked:
     @property
     def visible_committed(self) -> bool:
         return self.outcome in ("plain", "committed")
+
+
+def partition_of(topic: str, seq: int) -> int:
+    """Where record `seq` of a transaction or of the crash writer goes: `events`' two partitions in
+    turn, `keyed`'s one (one partition: the cleaner's clock, its delete horizon, is one per log)."""
+    return seq % TOPICS[topic][0]
 
 
 def value(n: int) -> bytes:
@@ -84,7 +94,8 @@ def alter_topic_configs(bootstrap: str, configs: dict[str, dict[str, str]]) -> N
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
     try:
         resources = [ConfigResource(ConfigResourceType.TOPIC, topic, configs=cfg) for topic, cfg in configs.items()]
-        admin.alter_configs(resources)
+        results = admin.alter_configs(resources)
+        assert all(error == "OK" for error in results["topic"].values()), results
     finally:
         admin.close()
 
@@ -138,12 +149,14 @@ class _Recorder:
             ]
 
 
-def write_workload(bootstrap: str, now_ms: int, *, records_per_codec: int = 320) -> list[Acked]:
+def write_workload(bootstrap: str, now_ms: int, *, records_per_codec: int = 240) -> list[Acked]:
     """Produce everything but the crash; every record acknowledged (the list returned)."""
     create_topics(bootstrap)
     recorder = _Recorder()
     n = itertools.count()
-    for codec in CODECS:
+    for number, codec in enumerate(CODECS):
+        if number == 2:  # early: in segments the cleaner cleans (not the active one)
+            _write_transactions(bootstrap, recorder, n)
         producer = _producer(bootstrap, codec)
         for _ in range(records_per_codec):
             for partition in (0, 1):
@@ -152,15 +165,15 @@ def write_workload(bootstrap: str, now_ms: int, *, records_per_codec: int = 320)
                 recorder.send(producer, "events", partition, b"e-%d" % seq, value(seq), headers, "plain")
                 key = b"k-%03d" % (seq % 150)
                 payload = None if seq % 13 == 0 else value(seq)
-                recorder.send(producer, "keyed", partition, key, payload, headers, "plain")
+                recorder.send(producer, "keyed", 0, key, payload, headers, "plain")
         producer.flush()
         producer.close()
-    _write_transactions(bootstrap, recorder, n)
     aged = _producer(bootstrap, "lz4")
-    for i in range(1000):
+    for i in range(AGED_RECORDS):
         seq = next(n)
-        stamp = now_ms - 10 * HOUR_MS + (i // 100) * HOUR_MS  # ten hour marks: -10 h ... -1 h
-        headers = (("hour", b"%d" % (i // 100)),)
+        mark = AGED_HOURS[i * len(AGED_HOURS) // AGED_RECORDS]
+        headers = (("hours-old", b"%d" % mark),)
+        stamp = now_ms - mark * HOUR_MS
         recorder.send(aged, "aged", 0, b"a-%d" % seq, value(seq), headers, "plain", timestamp_ms=stamp)
         recorder.send(aged, "sized", 0, b"s-%d" % seq, value(seq), headers, "plain")
     aged.flush()
@@ -181,8 +194,10 @@ def _write_transactions(bootstrap: str, recorder: _Recorder, n: Iterable[int]) -
             seq = next(counter)
             sent.add(seq)
             headers = (("txn", outcome.encode()), ("seq", b"%d" % seq))
-            recorder.send(producer, "events", seq % 2, b"t-%d" % seq, value(seq), headers, "pending")
-            recorder.send(producer, "keyed", seq % 2, b"k-%03d" % (seq % 150), value(seq), headers, "pending")
+            recorder.send(
+                producer, "events", partition_of("events", seq), b"t-%d" % seq, value(seq), headers, "pending"
+            )
+            recorder.send(producer, "keyed", 0, b"k-%03d" % (seq % 150), value(seq), headers, "pending")
         producer.flush()
         if outcome == "committed":
             producer.commit_transaction()
@@ -258,6 +273,16 @@ def read_all(
         return read
     finally:
         consumer.close()
+
+
+def fence_open_transaction(bootstrap: str) -> None:
+    """The crashed application's restart: a producer with the open transaction's id initialises,
+    so the coordinator fences the old one and aborts its transaction (markers in every partition)."""
+    producer = KafkaProducer(bootstrap_servers=bootstrap, transactional_id=crash_writer.OPEN_TRANSACTIONAL_ID)
+    try:
+        producer.init_transactions()
+    finally:
+        producer.close()
 
 
 def last_stable_offsets_caught_up(bootstrap: str, topics: Iterable[str]) -> bool:
