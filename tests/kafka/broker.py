@@ -145,7 +145,8 @@ class KafkaBroker:
     def log_path(self) -> Path:
         return self.work_dir / f"broker-{self.starts}.log"
 
-    def _properties(self, extra: Mapping[str, str]) -> Path:
+    def _properties(self, extra: Mapping[str, str], name: str = "") -> Path:
+        """Write the server.properties of the current start (or `name`); its path."""
         port, controller_port = self.ports
         config = {
             "process.roles": "broker,controller",
@@ -167,9 +168,14 @@ class KafkaBroker:
             **self.config,
             **extra,
         }
-        path = self.work_dir / f"server-{self.starts}.properties"
+        path = self.work_dir / (name or f"server-{self.starts}.properties")
         path.write_text("".join(f"{key}={value}\n" for key, value in config.items()))
         return path
+
+    def properties_for(self, extra: Mapping[str, str] | None = None) -> Path:
+        """The server.properties a start with `extra` runs with (`server-next.properties`): the broker's
+        static configs for a logkeeper job run before that start (`--server-properties`)."""
+        return self._properties(extra or {}, "server-next.properties")
 
     def _java(self, main_class: str, args: list[str], jvm_options: tuple[str, ...]) -> list[str]:
         return java_command(self.version, main_class, args, jvm_options=jvm_options, log=self.log_path)

@@ -103,7 +103,7 @@ def kafka_root(kafka_version: str, tmp_path_factory: pytest.TempPathFactory) -> 
 
 
 def copy_stage(source: Stage, target: Path) -> Path:
-    shutil.copytree(source.log_dir, target, ignore=shutil.ignore_patterns(".lock"))
+    shutil.copytree(source.log_dir, target, ignore=shutil.ignore_patterns(names.LOCK_FILE))
     return target
 
 
@@ -251,8 +251,7 @@ def maintain_round_trip(due: Stage, kafka_root: Path, spark: object) -> Stage:
     work = kafka_root / "maintain_round_trip"
     log_dir = copy_stage(due, work / "logs")
     broker = new_broker(work, log_dir, due.version, due)
-    broker.starts = 1  # server-1.properties: the configs maintain runs with, then the broker
-    properties = broker._properties(ACTIVE)
+    properties = broker.properties_for(ACTIVE)
     now_ms = int(time.time() * 1000)
     assert run_job(maintain, log_dir, work, "--server-properties", str(properties), "--now-ms", str(now_ms)) == 0
     indexes = [

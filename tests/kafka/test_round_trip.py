@@ -3,8 +3,8 @@
 The broker loads the log dir as a cleanly shut down one (it says so, and recovers no segment), and
 consumers read every record the broker acknowledged before the kill, at its offset, in order, with
 its transaction's outcome: read_uncommitted sees committed, aborted and the open transaction's
-records; read_committed only the committed and non-transactional ones, after the coordinator aborted
-the transaction the crash left open.
+records; read_committed only the committed and non-transactional ones, once the transaction the
+crash left open is aborted (its application's restart fences it: workload.fence_open_transaction).
 """
 
 from __future__ import annotations
