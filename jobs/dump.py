@@ -3,7 +3,8 @@
     logkeeper dump --files F[,F...] [--print-data-log] [--deep-iteration] [--verify-index-only]
                    [--index-sanity-check] [--max-message-size N] [--max-bytes N]
                    [--skip-record-metadata] [--json]
-                   [--offsets-decoder | --transaction-log-decoder | --cluster-metadata-decoder]
+                   [--offsets-decoder | --transaction-log-decoder | --cluster-metadata-decoder |
+                    --remote-log-metadata-decoder]
 
 A decoder prints record keys and payloads decoded (and implies --print-data-log): group
 coordinator records of `__consumer_offsets`, transaction records of `__transaction_state`, or KRaft
@@ -32,6 +33,11 @@ _DECODER_FLAGS = (
     ("--offsets-decoder", RecordDecoder.OFFSETS, "offset and group data of __consumer_offsets"),
     ("--transaction-log-decoder", RecordDecoder.TRANSACTION_LOG, "transaction metadata of __transaction_state"),
     ("--cluster-metadata-decoder", RecordDecoder.CLUSTER_METADATA, "KRaft cluster metadata records"),
+    (
+        "--remote-log-metadata-decoder",
+        RecordDecoder.REMOTE_LOG_METADATA,
+        "tiered storage metadata of __remote_log_metadata (TopicBasedRemoteLogMetadataManager)",
+    ),
 )
 
 

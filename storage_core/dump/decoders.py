@@ -7,13 +7,16 @@ and with each decoder flag (`DumpLogSegments`' `MessageParser`s, Kafka 4.x).
 | `--offsets-decoder`          | `{"type":"<record type>","data":{..}}` | `{"version":"<v>","data":{..}}`, `<DELETE>` |
 | `--transaction-log-decoder`  | the same, for `__transaction_state`    | the same                                    |
 | `--cluster-metadata-decoder` | (none)                                 | `{"type":"TOPIC_RECORD","version":0,..}`    |
+| `--remote-log-metadata-decoder` | (none)                              | `RemoteLogSegmentMetadata{...}` (toString)   |
 
 Coordinator records (`CoordinatorRecordMessageParser`): a record type no declaration covers prints
 the key `Unknown record type T at offset O, skipping.` and no payload; any other failure the key
 `Error at offset O, skipping. <why>`. A `consumer` group's member subscriptions and assignments
 are printed decoded (`ConsumerProtocolSubscription`/`Assignment` JSON) when they parse, as base64
 otherwise. Metadata records (`ClusterMetadataLogMessageParser`) that fail print the payload
-`Error at O, skipping. <why>`. A coordinator record without a key makes Kafka's tool die; we print
+`Error at O, skipping. <why>`, and `__remote_log_metadata` records (`RemoteMetadataLogMessageParser`:
+the `toString()` of the Java object, :func:`storage_core.tiered.events.event_text`) that fail
+`Error at offset O, skipping. <why>`. A coordinator record without a key makes Kafka's tool die; we print
 it as an error key and go on. JSON values are :class:`JsonText`: Jackson's text, a nested object
 in `--json` output.
 """
@@ -40,6 +43,7 @@ from storage_core.messages import (
 from storage_core.messages.schemas import group_classic, transaction_log
 from storage_core.messages.wire import INT16
 from storage_core.records.record import Record
+from storage_core.tiered.events import event_text, read_event
 
 TOMBSTONE = "<DELETE>"
 
@@ -51,6 +55,7 @@ class RecordDecoder(enum.Enum):
     OFFSETS = "offsets"
     TRANSACTION_LOG = "transaction-log"
     CLUSTER_METADATA = "cluster-metadata"
+    REMOTE_LOG_METADATA = "remote-log-metadata"
 
 
 def _consumer_protocol_json(raw: object, spec: MessageSpec) -> dict[str, object] | None:
@@ -140,6 +145,13 @@ def _cluster_metadata(record: Record) -> tuple[Value, Value]:
     )
 
 
+def _remote_log_metadata(record: Record) -> tuple[Value, Value]:
+    try:
+        return None, event_text(read_event(record.value or b""))
+    except StorageError as exc:
+        return None, f"Error at offset {record.offset}, skipping. {exc}"
+
+
 def _string(record: Record) -> tuple[Value, Value]:
     return record.key, record.value
 
@@ -149,6 +161,7 @@ _PARSERS: dict[RecordDecoder, Callable[[Record], tuple[Value, Value]]] = {
     RecordDecoder.OFFSETS: lambda record: _coordinator(GROUP_COORDINATOR, record),
     RecordDecoder.TRANSACTION_LOG: lambda record: _coordinator(TRANSACTION_COORDINATOR, record),
     RecordDecoder.CLUSTER_METADATA: _cluster_metadata,
+    RecordDecoder.REMOTE_LOG_METADATA: _remote_log_metadata,
 }
 
 

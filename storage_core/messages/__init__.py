@@ -18,7 +18,10 @@ from storage_core.messages.coordinator_serde import (
 )
 from storage_core.messages.json_form import jackson_text, java_double_text, to_json
 from storage_core.messages.metadata_serde import (
+    CLUSTER_METADATA,
     METADATA_RECORDS,
+    REMOTE_LOG_METADATA,
+    ApiMessageFamily,
     MetadataRecord,
     read_metadata_record,
     type_name,
@@ -30,9 +33,12 @@ from storage_core.messages.versions import Versions
 from storage_core.messages.writer import write_message
 
 __all__ = [
+    "CLUSTER_METADATA",
     "GROUP_COORDINATOR",
     "METADATA_RECORDS",
+    "REMOTE_LOG_METADATA",
     "TRANSACTION_COORDINATOR",
+    "ApiMessageFamily",
     "CoordinatorFamily",
     "CoordinatorRecord",
     "Field",

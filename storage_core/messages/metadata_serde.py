@@ -1,6 +1,8 @@
 """The frame of a KRaft metadata record (`MetadataRecordSerde`, `AbstractApiMessageSerde`).
 
-Every record value of `__cluster_metadata` (and of its `.checkpoint` snapshots) is:
+Every record value of `__cluster_metadata` (and of its `.checkpoint` snapshots), and of
+`__remote_log_metadata` (`RemoteLogMetadataSerde`'s `BytesApiMessageSerde`, the same frame over its
+own records, :data:`REMOTE_LOG_METADATA`), is:
 
 ```
 MetadataRecord => FrameVersion:uvarint (1)  ApiKey:uvarint  Version:uvarint  Message
@@ -25,7 +27,7 @@ from typing import Final
 from storage_core.errors import CorruptRecordError, UnknownMessageTypeError, UnsupportedMessageVersionError
 from storage_core.messages.reader import read_message
 from storage_core.messages.schema import MessageSpec, StructValue
-from storage_core.messages.schemas import metadata_cluster, metadata_security, metadata_topics
+from storage_core.messages.schemas import metadata_cluster, metadata_security, metadata_topics, remote_log_metadata
 from storage_core.messages.wire import Buffer, encode_unsigned_varint, read_unsigned_varint
 from storage_core.messages.writer import write_message
 
@@ -33,13 +35,24 @@ FRAME_VERSION: Final = 1
 _MAX_SHORT = 2**15 - 1
 _FAMILY = "metadata record"
 
-METADATA_RECORDS: Final[Mapping[int, MessageSpec]] = MappingProxyType(
-    {
-        spec.api_key: spec
-        for spec in (*metadata_topics.RECORDS, *metadata_cluster.RECORDS, *metadata_security.RECORDS)
-        if spec.api_key is not None
-    }
+
+@dataclass(frozen=True, slots=True)
+class ApiMessageFamily:
+    """The records one `AbstractApiMessageSerde` reads: what they are (for messages), declarations by api key."""
+
+    name: str
+    records: Mapping[int, MessageSpec]
+
+
+def _by_api_key(*specs: MessageSpec) -> Mapping[int, MessageSpec]:
+    return MappingProxyType({spec.api_key: spec for spec in specs if spec.api_key is not None})
+
+
+METADATA_RECORDS: Final[Mapping[int, MessageSpec]] = _by_api_key(
+    *metadata_topics.RECORDS, *metadata_cluster.RECORDS, *metadata_security.RECORDS
 )
+CLUSTER_METADATA: Final = ApiMessageFamily(_FAMILY, METADATA_RECORDS)
+REMOTE_LOG_METADATA: Final = ApiMessageFamily("remote log metadata record", _by_api_key(*remote_log_metadata.RECORDS))
 
 
 def type_name(spec: MessageSpec) -> str:
@@ -78,8 +91,8 @@ def _short(buf: Buffer, pos: int, what: str) -> tuple[int, int]:
     return value, pos
 
 
-def read_metadata_record(value: Buffer) -> MetadataRecord:
-    """Decode one metadata record value.
+def read_metadata_record(value: Buffer, family: ApiMessageFamily = CLUSTER_METADATA) -> MetadataRecord:
+    """Decode one metadata record value (of `family`: the cluster's, or `__remote_log_metadata`'s).
 
     Raises:
         CorruptRecordError: a frame version other than 1, a value that does not parse, or bytes
@@ -96,9 +109,9 @@ def read_metadata_record(value: Buffer) -> MetadataRecord:
         raise CorruptRecordError(f"unknown metadata record frame version {frame_version} (only 1 is defined)")
     api_key, pos = _short(value, pos, "type")
     version, pos = _short(value, pos, "version")
-    spec = METADATA_RECORDS.get(api_key)
+    spec = family.records.get(api_key)
     if spec is None:
-        raise UnknownMessageTypeError(family=_FAMILY, type_id=api_key, version=version)
+        raise UnknownMessageTypeError(family=family.name, type_id=api_key, version=version)
     if version not in spec.valid_versions:
         raise UnsupportedMessageVersionError(message=spec.name, version=version, type_id=api_key)
     data, end = read_message(spec, value, version, position=pos)
@@ -107,14 +120,16 @@ def read_metadata_record(value: Buffer) -> MetadataRecord:
     return MetadataRecord(spec, version, data)
 
 
-def write_metadata_record(spec: MessageSpec, data: StructValue, version: int) -> bytes:
-    """The value bytes of one metadata record (`AbstractApiMessageSerde.write`).
+def write_metadata_record(
+    spec: MessageSpec, data: StructValue, version: int, family: ApiMessageFamily = CLUSTER_METADATA
+) -> bytes:
+    """The value bytes of one record of `family` (`AbstractApiMessageSerde.write`).
 
     Raises:
-        ValueError: `spec` is not a metadata record, or `data` does not fit `version`.
+        ValueError: `spec` is not a record of `family`, or `data` does not fit `version`.
     """
-    if spec.api_key is None or METADATA_RECORDS.get(spec.api_key) is not spec:
-        raise ValueError(f"{spec.name} is not a metadata record")
+    if spec.api_key is None or family.records.get(spec.api_key) is not spec:
+        raise ValueError(f"{spec.name} is not a {family.name}")
     return (
         encode_unsigned_varint(FRAME_VERSION)
         + encode_unsigned_varint(spec.api_key)

@@ -1,4 +1,5 @@
-"""kafka-dump-log's decoders: --offsets-decoder, --transaction-log-decoder, --cluster-metadata-decoder.
+"""kafka-dump-log's decoders: --offsets-decoder, --transaction-log-decoder, --cluster-metadata-decoder,
+--remote-log-metadata-decoder.
 
 Expected texts come from Kafka's own DumpLogSegmentsTest where it has them; the realdata tests decode
 every metadata, consumer-offsets and transaction-state file of ../shared/realdata.
@@ -19,9 +20,12 @@ from storage_core.dump.render import JsonText
 from storage_core.messages import GROUP_COORDINATOR, TRANSACTION_COORDINATOR, write_coordinator_record, write_message
 from storage_core.messages.schemas import group_classic, group_consumer, transaction_log
 from storage_core.messages.schemas import metadata_topics as topics
+from storage_core.messages.schemas.remote_log_metadata import RemoteLogSegmentState
 from storage_core.messages.wire import encode_unsigned_varint
 from storage_core.records.batch import Record, build_batch
+from storage_core.tiered.events import TopicIdPartition
 from tests.builders.metadata_log import T0, MetadataLogBuilder
+from tests.builders.remote_log_metadata import RemoteLogMetadataWriter
 from tests.realdata.manifest import REALDATA
 from tests.storage_core.dump.conftest import DumpRun
 
@@ -256,3 +260,30 @@ def test_realdata_transaction_state_decodes() -> None:
         assert isinstance(record["key"], JsonText), record
         assert isinstance(record["payload"], JsonText), record
     assert records[0]["payload"].data["data"]["transactionStatus"] == "Empty"  # type: ignore[union-attr]
+
+
+def test_remote_log_metadata_decoder_prints_each_event_as_kafka_does(tmp_path: Path, dump: DumpRun) -> None:
+    """`--remote-log-metadata-decoder`: no key, the payload is the Java object's `toString()`
+    (tests/storage_core/tiered/test_events.py holds Kafka 4.4.0's own texts); a record that does not
+    decode prints `Error at offset O, skipping.` and the dump goes on."""
+    writer = RemoteLogMetadataWriter(tmp_path / "logs", partitions=1)
+    tp = TopicIdPartition("4L6g3nShT-eMCtK--X86sw", "orders", 3)
+    segment = writer.copy(tp, 100, 199)
+    writer.update(tp, segment, RemoteLogSegmentState.DELETE_SEGMENT_STARTED)
+    (dir_path,) = writer.write()
+    path = names.log_file(dir_path, 0)
+    with path.open("ab") as f:
+        f.write(build_batch([Record(3, T0, None, b"\x01\x09\x00")], base_offset=3))
+    out, err = dump(path, decoder=RecordDecoder.REMOTE_LOG_METADATA)
+    assert err == []
+    payloads = [line.split(" payload: ", 1)[1] for line in out if line.startswith("| ")]
+    segment_id = f"RemoteLogSegmentId{{topicIdPartition={tp}, id={segment}}}"
+    assert payloads[0].startswith(f"RemoteLogSegmentMetadata{{remoteLogSegmentId={segment_id}, startOffset=100, ")
+    assert payloads[0].endswith("state=COPY_SEGMENT_STARTED, txnIdxEmpty=false}")
+    assert payloads[1] == (
+        f"RemoteLogSegmentMetadataUpdate{{remoteLogSegmentId={segment_id}, customMetadata=Optional.empty, "
+        f"state=COPY_SEGMENT_FINISHED, eventTimestampMs={T0}, brokerId=1}}"
+    )
+    assert "state=DELETE_SEGMENT_STARTED" in payloads[2]
+    assert payloads[3].startswith("Error at offset 3, skipping. ")
+    assert all(" key: " not in line for line in out if line.startswith("| "))

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from storage_core.messages import GROUP_COORDINATOR, METADATA_RECORDS, TRANSACTION_COORDINATOR, MessageSpec
+from storage_core.messages import (
+    GROUP_COORDINATOR,
+    METADATA_RECORDS,
+    REMOTE_LOG_METADATA,
+    TRANSACTION_COORDINATOR,
+    MessageSpec,
+)
 from storage_core.messages.schemas import group_classic, raft_control
 
 
@@ -16,6 +22,7 @@ def _unique(specs: list[MessageSpec]) -> list[MessageSpec]:
 ALL_MESSAGES = _unique(
     [
         *METADATA_RECORDS.values(),
+        *REMOTE_LOG_METADATA.records.values(),
         *(
             spec
             for family in (GROUP_COORDINATOR, TRANSACTION_COORDINATOR)
