@@ -8,7 +8,10 @@ clean-shutdown marker; a dir that was not cleanly shut down is refused per parti
 first: retention must not act on unrecovered logs). Each partition's row names, in a
 `retention_plan` action, the settings used and where they came from. Executors load each partition
 as a broker would (:mod:`jobs._load`: missing indexes rebuilt first, so the time rule sees the real
-largest timestamps), then plan and apply :mod:`storage_core.retention`, largest first. The driver
+largest timestamps), then plan and apply :mod:`storage_core.retention`, largest first. A tiered
+topic's partition (`remote.storage.enable`) carries what `__remote_log_metadata` on these disks says
+of its uploads (:mod:`jobs._tiered`): `local.retention.*` deletes only uploaded segments, and a
+`tiered_keep` action says why each other segment stays. The driver
 then checkpoints the new log start offsets and re-creates the clean-shutdown marker. A dry run does
 the same over overlay file systems.
 
@@ -51,12 +54,14 @@ from jobs._common import (
     run_partition_work,
 )
 from jobs._load import job_fs, load_options, load_status, loaded_first, quarantine_roots
+from jobs._tiered import TIERED_SETTINGS, tiered_copies
 from storage_core.config import LogConfig
 from storage_core.config_layers import ConfigValue
 from storage_core.live import is_live
 from storage_core.loader import LoadOptions
 from storage_core.log_dir import open_log_dir
 from storage_core.retention import apply_retention, plan_retention
+from storage_core.tiered.local_retention import RemoteCopies
 
 # The settings retention decides with (their values and sources go into every row).
 SETTINGS = ("cleanup.policy", "retention.ms", "retention.bytes")
@@ -78,6 +83,7 @@ class RetentionTask:
     high_watermark: int | None
     file_delete_delay_ms: int
     dry_run_state: Path | None = None
+    remote: RemoteCopies | None = None  # a tiered topic's uploads
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:
@@ -113,6 +119,7 @@ def retain_partition(task: RetentionTask) -> PartitionRow:
                 log_start_offset=task.load.log_start_offset,
                 high_watermark=task.high_watermark,
                 now_ms=task.load.now_ms,
+                remote=task.remote,
                 fs=fs,
             )
             actions = apply_retention(plan, file_delete_delay_ms=task.file_delete_delay_ms, fs=fs)
@@ -159,20 +166,23 @@ def run(args: RetentionArgs) -> JobSummary:
             else:
                 rows.append(refused_unclean(item.partition))
         roots = quarantine_roots(common)
+        copies = tiered_copies(common.cluster, (item.partition for item in eligible), common.log_dirs)
         tasks = []
         for item in eligible:
             part = item.partition
             state = states[Path(part.log_dir)]
             tp = keys.get((part.log_dir, part.dir_name))
+            tiered = item.config.config.tiered
             tasks.append(
                 RetentionTask(
                     part,
                     load_options(common, state, part, roots, tp),
                     item.config.config,
-                    item.config.values(*SETTINGS),
+                    item.config.values(*SETTINGS, *(TIERED_SETTINGS if tiered else ())),
                     high_watermark(state, tp, args.high_watermark_source),
                     args.file_delete_delay_ms,
                     common.dry_run_state,
+                    copies.get((part.log_dir, part.dir_name)),
                 )
             )
         spark = get_spark(common.master, "logkeeper retention")

@@ -157,6 +157,10 @@ class LogConfig:
     max_message_bytes: int = 1_048_588
     message_timestamp_type: str = "CreateTime"
     compression_type: str = "producer"
+    local_retention_ms: int = -2
+    local_retention_bytes: int = -2
+    remote_storage_enable: bool = False
+    remote_log_copy_disable: bool = False
 
     @property
     def compact(self) -> bool:
@@ -167,6 +171,21 @@ class LogConfig:
     def delete(self) -> bool:
         """`cleanup.policy` contains `delete` (time and size retention apply)."""
         return "delete" in self.cleanup_policy
+
+    @property
+    def effective_local_retention_ms(self) -> int:
+        """`local.retention.ms`, where -2 (its default) means `retention.ms` (`LogConfig.localRetentionMs`)."""
+        return self.retention_ms if self.local_retention_ms == -2 else self.local_retention_ms
+
+    @property
+    def effective_local_retention_bytes(self) -> int:
+        """`local.retention.bytes`, where -2 (its default) means `retention.bytes` (`LogConfig.localRetentionBytes`)."""
+        return self.retention_bytes if self.local_retention_bytes == -2 else self.local_retention_bytes
+
+    @property
+    def tiered(self) -> bool:
+        """`remote.storage.enable`: the topic's closed segments are copied to remote storage (KIP-405)."""
+        return self.remote_storage_enable
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +240,10 @@ TOPIC_KEYS: dict[str, TopicKey] = {
     "compression.type": _key(
         "compression_type", _choice("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"), "compression.type"
     ),
+    "local.retention.ms": _key("local_retention_ms", _integer(-2), "log.local.retention.ms"),
+    "local.retention.bytes": _key("local_retention_bytes", _integer(-2), "log.local.retention.bytes"),
+    "remote.storage.enable": _key("remote_storage_enable", _boolean),
+    "remote.log.copy.disable": _key("remote_log_copy_disable", _boolean),
 }
 
 

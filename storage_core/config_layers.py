@@ -72,7 +72,7 @@ def dynamic_broker_source(node_id: int) -> str:
 # every topic key, ServerTopicConfigSynonyms.TOPIC_CONFIG_SYNONYMS), LogCleaner.ReconfigurableConfigs
 # and DynamicProducerStateManagerConfig, as far as maintenance reads them.
 DYNAMIC_BROKER_KEYS = frozenset(
-    {spec.synonyms[0].key for spec in TOPIC_KEYS.values()}
+    {spec.synonyms[0].key for spec in TOPIC_KEYS.values() if spec.synonyms}
     | {"log.cleaner.dedupe.buffer.size", "log.cleaner.io.buffer.load.factor", "producer.id.expiration.ms"}
 )
 # broker key -> every synonym of it (itself included), for overrideProps.

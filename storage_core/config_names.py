@@ -23,7 +23,6 @@ OTHER_TOPIC_KEYS = _key_set(
     flush.messages flush.ms min.insync.replicas unclean.leader.election.enable message.format.version
     message.downconversion.enable message.timestamp.difference.max.ms message.timestamp.before.max.ms
     message.timestamp.after.max.ms compression.gzip.level compression.lz4.level compression.zstd.level
-    local.retention.ms local.retention.bytes remote.storage.enable remote.log.copy.disable
     remote.log.delete.on.disable leader.replication.throttled.replicas follower.replication.throttled.replicas
     """
 )
@@ -36,8 +35,7 @@ OTHER_BROKER_KEYS = _key_set(
     log.retention.check.interval.ms log.initial.task.delay.ms log.dir.failure.timeout.ms log.cleaner.enable
     log.cleaner.io.max.bytes.per.second log.cleaner.io.buffer.size log.cleaner.backoff.ms
     log.message.format.version log.message.timestamp.difference.max.ms log.message.timestamp.before.max.ms
-    log.message.timestamp.after.max.ms log.message.downconversion.enable log.local.retention.ms
-    log.local.retention.bytes
+    log.message.timestamp.after.max.ms log.message.downconversion.enable
     num.recovery.threads.per.data.dir num.partitions num.network.threads num.io.threads num.replica.fetchers
     num.replica.alter.log.dirs.threads background.threads
     broker.id node.id process.roles broker.rack broker.id.generation.enable reserved.broker.max.id

@@ -51,6 +51,7 @@ class ActionKind(enum.StrEnum):
     REBUILD_INDEX = "rebuild_index"  # index rewritten from the .log
     SPLIT_SEGMENT = "split_segment"  # offsets overflowed the segment's relative range (KAFKA-6264)
     FUTURE_TIMESTAMP = "future_timestamp"  # retention: a segment's largest timestamp is after now (KIP-937)
+    TIERED_KEEP = "tiered_keep"  # retention of a tiered topic: why a local segment stays (a finding)
     QUARANTINE = "quarantine"  # bytes about to be removed, copied out of the log dir first
     CLEAN_SEGMENT = "clean_segment"  # a segment file rewritten by the cleaner (the group's output)
     WRITE_CHECKPOINT = "write_checkpoint"  # a log dir's recovery-point, log-start or cleaner checkpoint

@@ -10,7 +10,9 @@ Passes, in Kafka's order, each over the segments the previous one left:
 3. time breach (`retention.ms` >= 0): `now - largestTimestamp > retention.ms`, where
    `largestTimestamp` is the segment's last time-index timestamp, or its `.log` mtime when it has none.
 
-Only `compact` in `cleanup.policy` runs pass 1 alone. Deletion is always a prefix: a segment is
+Only `compact` in `cleanup.policy` runs pass 1 alone. A tiered topic (`remote.storage.enable`) uses
+`local.retention.*` in passes 2-3 and deletes only uploaded segments there, and the plan says why each
+of its segments stays (:mod:`storage_core.tiered.local_retention`). Deletion is always a prefix: a segment is
 deletable only if the high watermark covers its whole offset range (next base, or the log end
 offset for the last one) and it is not the empty active segment. When every segment goes, a new
 empty active segment is rolled at the log end offset first. The new log start offset is the base
@@ -39,6 +41,16 @@ from storage_core.index.time_index import TimeIndex
 from storage_core.leader_epoch import LeaderEpochCache, format_leader_epoch_checkpoint, read_leader_epoch_checkpoint
 from storage_core.load_actions import ActionKind, FileChange, LoadAction, actions_on_failure, written
 from storage_core.segment import read_next_offset
+from storage_core.tiered.local_retention import (
+    UNKNOWN,
+    KeptSegment,
+    LocalSegment,
+    RemoteCopies,
+    kept_reasons,
+    retention_keys,
+    retention_limits,
+    upload_required,
+)
 
 
 def clamp_high_watermark(high_watermark: int | None, log_start: int, log_end: int) -> int:
@@ -88,6 +100,7 @@ class RetentionPlan:
         future_timestamp_segments: bases of segments whose largest timestamp is after `now`.
         next_kept_base_offset: the base of the first segment that stays, None if none does.
         first_base_offset: the first segment's base offset before retention.
+        kept: for a tiered topic, why each segment that stays does (empty for other topics).
     """
 
     dir_path: Path
@@ -99,6 +112,7 @@ class RetentionPlan:
     future_timestamp_segments: tuple[int, ...]
     next_kept_base_offset: int | None
     first_base_offset: int
+    kept: tuple[KeptSegment, ...] = ()
 
     @property
     def new_log_start_offset(self) -> int:
@@ -126,6 +140,20 @@ class RetentionPlan:
                 "largest timestamp is in the future: it holds back time retention (KIP-937)",
             )
             for base in self.future_timestamp_segments
+        )
+
+    def kept_actions(self) -> tuple[LoadAction, ...]:
+        """One `tiered_keep` finding per segment of a tiered topic that stays, with its reason code."""
+        return tuple(
+            LoadAction(
+                ActionKind.TIERED_KEEP,
+                names.log_file(self.dir_path, kept.base_offset).name,
+                kept.base_offset,
+                0,
+                f"{kept.reason.value}: {kept.detail}",
+                code=kept.reason.value,
+            )
+            for kept in self.kept
         )
 
     @property
@@ -165,6 +193,7 @@ def plan_retention(
     log_start_offset: int,
     high_watermark: int | None,
     now_ms: int,
+    remote: RemoteCopies | None = None,
     fs: FileSystem | None = None,
 ) -> RetentionPlan:
     """Decide which segments Kafka's retention would delete (reads only).
@@ -176,9 +205,15 @@ def plan_retention(
         high_watermark: the replication-offset checkpoint value; None means no high watermark is
             known, which Kafka treats as the log start offset (nothing is deletable).
         now_ms: the clock.
+        remote: for a tiered topic, what is known of its uploads (None: nothing, so none counts as
+            uploaded).
         fs: the file system.
     """
     fs = fs or default_fs()
+    copies = remote or UNKNOWN
+    needs_upload = upload_required(config)
+    retention_ms, retention_bytes = retention_limits(config)
+    ms_key, bytes_key = retention_keys(config)
     segments = segment_infos(Path(dir_path), fs)
     if not segments:
         return RetentionPlan(
@@ -199,6 +234,10 @@ def plan_retention(
             detail = predicate(segment, following) if hw >= upper else None
             if detail is None:
                 return
+            if needs_upload and reason != RetentionReason.LOG_START_OFFSET_BREACH:
+                if not copies.covers(segment.base_offset, upper - 1):
+                    return  # never an un-uploaded segment (tiered_keep says why)
+                detail += f"; uploaded (offsets [{segment.base_offset}, {upper - 1}] are in finished remote copies)"
             deletions.append(SegmentDeletion(segment, reason, detail))
             remaining.pop(0)
 
@@ -212,26 +251,26 @@ def plan_retention(
     )
     if config.delete:
         total = sum(s.size_bytes for s in remaining)
-        if config.retention_bytes >= 0 and total >= config.retention_bytes:
-            excess = [total - config.retention_bytes]
+        if retention_bytes >= 0 and total >= retention_bytes:
+            excess = [total - retention_bytes]
 
             def size_breach(segment: SegmentInfo, _: SegmentInfo | None) -> str | None:
                 if excess[0] - segment.size_bytes < 0:
                     return None
                 excess[0] -= segment.size_bytes
-                return f"log of {total} bytes exceeds retention.bytes {config.retention_bytes}"
+                return f"log of {total} bytes exceeds {bytes_key} {retention_bytes}"
 
             take(RetentionReason.RETENTION_SIZE_BREACH, size_breach)
-        if config.retention_ms >= 0:
+        if retention_ms >= 0:
             take(
                 RetentionReason.RETENTION_MS_BREACH,
                 lambda s, n: (
                     (
                         f"largest timestamp {s.largest_timestamp}"
                         f"{' (file mtime)' if s.timestamp_from_mtime else ''} is {now_ms - s.largest_timestamp} ms old,"
-                        f" over retention.ms {config.retention_ms}"
+                        f" over {ms_key} {retention_ms}"
                     )
-                    if now_ms - s.largest_timestamp > config.retention_ms
+                    if now_ms - s.largest_timestamp > retention_ms
                     else None
                 ),
             )
@@ -242,8 +281,25 @@ def plan_retention(
             deletions.pop()
     future = tuple(s.base_offset for s in segments if s.largest_timestamp > now_ms and not s.timestamp_from_mtime)
     next_kept = remaining[0].base_offset if remaining else None
+    kept: tuple[KeptSegment, ...] = ()
+    if config.tiered and config.delete and remaining:
+        uppers = [s.base_offset for s in remaining[1:]] + [log_end]
+        local = [
+            LocalSegment(s.base_offset, upper - 1, s.size_bytes, s.largest_timestamp)
+            for s, upper in zip(remaining, uppers, strict=True)
+        ]
+        kept = kept_reasons(local, config=config, remote=copies, high_watermark=hw, now_ms=now_ms)
     return RetentionPlan(
-        Path(dir_path), log_start, log_end, hw, tuple(deletions), roll_at, future, next_kept, segments[0].base_offset
+        Path(dir_path),
+        log_start,
+        log_end,
+        hw,
+        tuple(deletions),
+        roll_at,
+        future,
+        next_kept,
+        segments[0].base_offset,
+        kept,
     )
 
 
@@ -332,4 +388,4 @@ def _apply(
         actions += [action for action, _ in renamed]  # the `.deleted` files stay for the delay
     if epoch_action is not None:
         actions.append(epoch_action)
-    return tuple(actions) + plan.future_timestamp_actions()
+    return tuple(actions) + plan.future_timestamp_actions() + plan.kept_actions()

@@ -6,7 +6,7 @@ declaration of :mod:`storage_core.messages.schemas.remote_log_metadata` (the byt
 output), one record per batch, in the metadata partition the broker's partitioner picks.
 
 ```python
-rlmm = RemoteLogMetadataWriter(log_dir, partitions=3)
+rlmm = RemoteLogMetadataWriter(log_dir, partitions=3, topic_id=metadata_topic_id)
 rlmm.copy(orders, 0, 9)                   # COPY_SEGMENT_STARTED then COPY_SEGMENT_FINISHED
 rlmm.copy(orders, 10, 19, finish=False)   # a half-uploaded segment
 rlmm.write()                              # segments + the high watermarks in replication-offset-checkpoint
@@ -24,7 +24,7 @@ from storage_core.messages import REMOTE_LOG_METADATA, MessageSpec, write_metada
 from storage_core.messages.schemas import remote_log_metadata as schema
 from storage_core.messages.schemas.remote_log_metadata import RemoteLogSegmentState, RemotePartitionDeleteState
 from storage_core.names import TopicPartition
-from storage_core.partition_metadata import encode_uuid
+from storage_core.partition_metadata import PartitionMetadata, encode_uuid, write_partition_metadata
 from storage_core.records.batch import Record, build_batch
 from storage_core.tiered.events import TopicIdPartition
 from storage_core.tiered.partitioner import metadata_partition
@@ -40,8 +40,9 @@ def _tp(tp: TopicIdPartition) -> object:
 class RemoteLogMetadataWriter:
     """Collects events per metadata partition and writes them as `__remote_log_metadata-<n>` dirs."""
 
-    def __init__(self, log_dir: Path, *, partitions: int, broker_id: int = 1) -> None:
+    def __init__(self, log_dir: Path, *, partitions: int, broker_id: int = 1, topic_id: str | None = None) -> None:
         self.log_dir = log_dir
+        self.topic_id = topic_id  # the metadata topic's id, for each dir's partition.metadata
         log_dir.mkdir(parents=True, exist_ok=True)
         self.partitions = partitions
         self.broker_id = broker_id
@@ -112,6 +113,8 @@ class RemoteLogMetadataWriter:
                 for offset, value in enumerate(values)
             ]
             names.log_file(dir_path, 0).write_bytes(b"".join(batches))
+            if self.topic_id is not None:
+                write_partition_metadata(dir_path / names.PARTITION_METADATA, PartitionMetadata(0, self.topic_id))
             high_watermarks[TopicPartition(REMOTE_LOG_METADATA_TOPIC, number)] = len(values) if committed else 0
             written.append(dir_path)
         write_offset_checkpoint(checkpoint, high_watermarks)
