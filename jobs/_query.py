@@ -6,12 +6,13 @@
 - `spark`: Spark SQL over the same snapshot files (`file_uris()` with `basePath`), for tables too
   big for one machine.
 
-Both engines see the tables under their own names (`segment_stats`, `maintenance_log`,
-`scrub_findings`) after the same filters (:class:`TableFilter`: `run_ts >= since`, `topic = T`),
-run the session in UTC and return Arrow. The queries in conf/audit/ are written in the SQL both
-share: standard joins and window functions, `INTERVAL '7' DAY`, `CAST(SUM(x) AS BIGINT)` (DuckDB
-sums longs into a 128-bit integer). An older table is upgraded in place before it is read
-(:func:`jobs._tables.ensure_current`).
+Both engines see every table under its own name (`segment_stats`, `maintenance_log`,
+`scrub_findings`, `compaction_explain`; one no job has written yet reads as empty, in its
+current schema, so every query runs on any warehouse) after the same filters
+(:class:`TableFilter`: `run_ts >= since`, `topic = T`), run the session in UTC and return Arrow.
+The queries in conf/audit/ are written in the SQL both share: standard joins and window functions,
+`INTERVAL '7' DAY`, `CAST(SUM(x) AS BIGINT)` (DuckDB sums longs into a 128-bit integer).
+An older table is upgraded in place before it is read (:func:`jobs._tables.ensure_current`).
 """
 
 from __future__ import annotations
@@ -71,12 +72,12 @@ def run_embedded(warehouse: Path, sql: str, where: TableFilter = NO_FILTER) -> p
     con = duckdb.connect()
     try:
         con.execute("SET TimeZone = 'UTC'")
-        for name in present_tables(warehouse):
-            files = snapshot_files(warehouse / name)
+        for name in TABLES:
+            files = snapshot_files(warehouse / name) if table_exists(warehouse / name) else []
             if files:
                 listed = ", ".join(map(quote_sql, files))
                 source = f"read_parquet([{listed}], hive_partitioning = true, union_by_name = true)"
-            else:  # a table whose rows were all replaced by none
+            else:  # no table yet, or one whose rows were all replaced by none
                 con.register(f"_{name}_empty", current_schema(name).empty_table())
                 source = f"_{name}_empty"
             con.execute(f"CREATE VIEW {name} AS SELECT * FROM {source}{_where_sql(where)}")
@@ -89,13 +90,18 @@ def run_spark(spark: Any, warehouse: Path, sql: str, where: TableFilter = NO_FIL
     """`sql` in Spark SQL over the warehouse's tables (views of the current snapshots' files)."""
     from pyspark.sql import functions as F
 
+    from jobs._schema import to_spark_schema
+
     spark.conf.set("spark.sql.session.timeZone", "UTC")
-    for name in present_tables(warehouse):
+    for name in TABLES:
         path = warehouse / name
-        files = snapshot_files(path)
-        # mergeSchema: files written before a column was added lack it (they read NULL).
-        reader = spark.read.option("basePath", str(path.resolve())).option("mergeSchema", "true")
-        frame = reader.parquet(*files)
+        files = snapshot_files(path) if table_exists(path) else []
+        if files:
+            # mergeSchema: files written before a column was added lack it (they read NULL).
+            reader = spark.read.option("basePath", str(path.resolve())).option("mergeSchema", "true")
+            frame = reader.parquet(*files)
+        else:
+            frame = spark.createDataFrame([], to_spark_schema(current_schema(name)))
         if where.since is not None:
             frame = frame.filter(F.col("run_ts") >= F.lit(where.since))
         if where.topic is not None:

@@ -41,13 +41,23 @@ import pyarrow.compute as pc
 SEGMENT_STATS = "segment_stats"
 MAINTENANCE_LOG = "maintenance_log"
 SCRUB_FINDINGS = "scrub_findings"
-TABLES = (SEGMENT_STATS, MAINTENANCE_LOG, SCRUB_FINDINGS)
+COMPACTION_EXPLAIN = "compaction_explain"
+TABLES = (SEGMENT_STATS, MAINTENANCE_LOG, SCRUB_FINDINGS, COMPACTION_EXPLAIN)
+V1_TABLES = (SEGMENT_STATS, MAINTENANCE_LOG, SCRUB_FINDINGS)  # the tables version 1 had (the others began at 2)
 TABLE_VERSION = 2
 VERSION_PROPERTY = "logkeeper.tableVersion"
 TIMESTAMP = pa.timestamp("us", tz="UTC")
 # The column each version introduced in each table: a table without the version property that has it
 # is of that version (an upgrade that crashed between its two commits).
-_MARKERS = {2: {SEGMENT_STATS: "ts", MAINTENANCE_LOG: "run_ts", SCRUB_FINDINGS: "run_ts"}}
+# (`compaction_explain` began at version 2.)
+_MARKERS = {
+    2: {
+        SEGMENT_STATS: "ts",
+        MAINTENANCE_LOG: "run_ts",
+        SCRUB_FINDINGS: "run_ts",
+        COMPACTION_EXPLAIN: "ts",
+    }
+}
 
 
 class TableVersionError(Exception):
@@ -68,6 +78,11 @@ def current_schema(name: str) -> pa.Schema:
         from jobs.scrub import SCRUB_FINDINGS_SCHEMA
 
         return SCRUB_FINDINGS_SCHEMA
+    if name == COMPACTION_EXPLAIN:
+        from jobs._schema import arrow_schema
+        from jobs.compact_explain import CompactionExplainRow
+
+        return arrow_schema(CompactionExplainRow)
     raise KeyError(name)
 
 

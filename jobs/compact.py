@@ -12,6 +12,8 @@ Executors load each partition whose `cleanup.policy` has `compact` as a broker w
 cleaner-offset-checkpoint atomically and re-creates the clean-shutdown marker. Kafka's stats lines
 of every pass go to the log and to the result JSON; every file a pass rewrote or deleted is an
 action. A dry run cleans over overlay file systems: the same rows, no change.
+`--explain` cleans nothing: it says for each compacted partition why it is (not) cleaned
+(:mod:`jobs.compact_explain`, the Delta table `compaction_explain`).
 `--dry-run` only reads: it takes no `.lock`, and on a log dir a live broker holds it does not
 require the marker (the broker deleted it when it started), so it plans beside a running broker over
 the log as it is (elsewhere it refuses what the real run refuses); a partition that changes
@@ -81,6 +83,7 @@ class CompactArgs:
     common: JobArgs
     dedupe_buffer_bytes: int | None
     high_watermark_source: str
+    explain: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,8 +116,16 @@ def add_options(parser: argparse.ArgumentParser) -> None:
 def parse_args(argv: list[str]) -> CompactArgs:
     parser = job_parser("compact", "Compact Kafka topics with cleanup.policy=compact, as the broker's log cleaner.")
     add_options(parser)
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="clean nothing: say why each compacted partition is (not) cleaned (read-only, beside live brokers)",
+    )
     namespace = parser.parse_args(argv)
-    common = common_args(namespace, destructive="compact", quarantines=True)
+    # --explain reads only and never guesses: topics with unknown configs are named, not refused.
+    common = common_args(
+        namespace, destructive=None if namespace.explain else "compact", quarantines=not namespace.explain
+    )
     if namespace.dedupe_buffer_bytes is not None:
         try:
             check_offset_map(
@@ -122,7 +133,7 @@ def parse_args(argv: list[str]) -> CompactArgs:
             )
         except InvalidConfigError as exc:
             raise UsageError(str(exc)) from None
-    return CompactArgs(common, namespace.dedupe_buffer_bytes, namespace.high_watermark_source)
+    return CompactArgs(common, namespace.dedupe_buffer_bytes, namespace.high_watermark_source, namespace.explain)
 
 
 def compact_one(task: CompactTask) -> CompactRow:
@@ -198,6 +209,12 @@ def compact_one(task: CompactTask) -> CompactRow:
 
 def run(args: CompactArgs) -> JobSummary:
     common = args.common
+    if args.explain:
+        from jobs.compact_explain import run_explain
+
+        return run_explain(
+            common, settings=SETTINGS, dedupe_buffer_bytes=args.dedupe_buffer_bytes, source=args.high_watermark_source
+        )
     with (
         job_fs(common.dry_run, common.dry_run_state) as fs,
         locked_log_dirs(

@@ -13,7 +13,8 @@ browser console, can tell a drawn plot from one that rendered nothing). Sections
 5. corruption findings and the bytes removed or quarantined for them (conf/audit/corruption_found.sql);
 6. scrub findings per topic and kind (scrub_findings);
 7. partitions due for compaction (conf/audit/due_for_compaction.sql);
-8. the last run of each job, with its failures (maintenance_log).
+8. the last run of each job, with its failures (maintenance_log);
+9. stuck compaction (conf/audit/compaction_stuck.sql, from `compact --explain`).
 
 The queries run on the embedded engine (DuckDB, :mod:`jobs._query`); the page is written to a
 temporary file and renamed over `--out`, so a reader never sees half a report.
@@ -202,6 +203,19 @@ SECTIONS = (
             [(r["job"], {"ok": r["partitions"] - r["failed"], "failed": r["failed"]}) for r in rows],
             y_format="count",
             title="partitions per job's last run",
+        ),
+    ),
+    SectionSpec(
+        "compaction-stuck",
+        "Stuck compaction",
+        "Compacted partitions whose newest compact --explain says max.compaction.lag.ms is overdue, the dedupe buffer "
+        "is too small, an open transaction holds cleaning back, or a clean is due: estimated bytes a clean frees.",
+        query_text("compaction_stuck"),
+        "compaction_explain",
+        lambda rows: bar_chart(
+            [(f"{r['topic']}-{r['partition']}", {r["stuck_reason"]: float(r["reclaimable_bytes"])}) for r in rows],
+            y_format="bytes",
+            title="reclaimable bytes of stuck partitions",
         ),
     ),
 )

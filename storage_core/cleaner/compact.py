@@ -51,6 +51,7 @@ class CleanablePlan:
     needs_compaction_now: bool
     checkpoint_forced: bool
     min_cleanable_ratio: float
+    earliest_dirty_timestamp_ms: int | None = None  # the dirty section's first batches' earliest max timestamp
 
     @property
     def cleanable_ratio(self) -> float:
@@ -106,7 +107,7 @@ def _floor(segments: list[SegmentInfo], offset: int) -> int:
     return index
 
 
-def _producer_state(
+def active_producers(
     dir_path: Path, segments: list[SegmentInfo], fs: FileSystem
 ) -> tuple[dict[int, ActiveProducer], int | None]:
     """Active producers (last data offset, epoch) and the first undecided offset, by replaying the log."""
@@ -165,9 +166,8 @@ def plan_cleaning(
             earliest = first.max_timestamp if earliest is None else min(earliest, first.max_timestamp)
     clean_until = now_ms - max(config.max_compaction_lag_ms, 0)
     needs_now = earliest is not None and earliest < clean_until
-    return CleanablePlan(
-        first_dirty, aligned, clean_bytes, cleanable_bytes, needs_now, forced, config.min_cleanable_dirty_ratio
-    )
+    ratio = config.min_cleanable_dirty_ratio
+    return CleanablePlan(first_dirty, aligned, clean_bytes, cleanable_bytes, needs_now, forced, ratio, earliest)
 
 
 def compact_partition(
@@ -201,7 +201,7 @@ def compact_partition(
         segments = segment_infos(dir_path, fs)
         log_start = max(log_start_offset, segments[0].base_offset)
         log_end = next_offset_of(dir_path, segments[-1], fs)
-        producers, first_undecided = _producer_state(dir_path, segments, fs)
+        producers, first_undecided = active_producers(dir_path, segments, fs)
         hw = clamp_high_watermark(high_watermark, log_start, log_end)
         last_stable = hw if first_undecided is None else min(max(first_undecided, log_start), hw)
         plan = plan_cleaning(

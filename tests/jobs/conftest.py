@@ -60,8 +60,9 @@ def locked_by_another_process(log_dir: Path) -> bool:
 def audit_warehouse(tmp_path_factory, spark) -> Path:
     """A warehouse with rows in every table and every audit query, made by real jobs over two copies
     of the demo's crashed log dirs. The first: recover, retention (eight days after the data),
-    compact, stats, then a scrub that finds a flipped bit. The second: recover and a compact dry run
-    (its plans are due, and nothing cleaned them). Read it, never write it."""
+    compact, stats, then a scrub that finds a flipped bit. The second: recover, a compact dry run
+    (its plans are due, and nothing cleaned them) and `compact --explain` (so they are stuck).
+    Read it, never write it."""
     from jobs import compact, recover, retention, scrub, stats
     from jobs.demo import T0, TOPIC_CONFIG, generate
 
@@ -84,4 +85,5 @@ def audit_warehouse(tmp_path_factory, spark) -> Path:
     planned = ["--log-dirs", ",".join(map(str, second)), *options]
     assert recover.main(planned[:-2]) == 0
     assert compact.main([*planned, "--dry-run"]) == 0
+    assert compact.main([*planned, "--explain"]) == 0
     return warehouse

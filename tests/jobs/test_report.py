@@ -23,6 +23,7 @@ SECTIONS = (
     "scrub-findings",
     "due-for-compaction",
     "last-runs",
+    "compaction-stuck",
 )
 CHROMIUM_FLAGS = (
     "--headless",

@@ -133,6 +133,7 @@ def test_every_audit_query_runs_on_tables_made_by_real_jobs(spark, warehouse) ->
     assert set(results) == {
         "bytes_per_topic",
         "compaction_savings",
+        "compaction_stuck",
         "corruption_found",
         "due_for_compaction",
         "retention_deletions_last_week",

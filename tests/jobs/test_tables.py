@@ -27,6 +27,7 @@ from jobs._tables import (
     TABLE_VERSION,
     TABLES,
     TIMESTAMP,
+    V1_TABLES,
     VERSION_PROPERTY,
     current_schema,
     ensure_current,
@@ -88,8 +89,8 @@ def test_the_data_dictionary_lists_every_column_with_its_type() -> None:
 
 def test_version_1_tables_are_upgraded_in_place_and_appended_to_in_one_schema(spark, tmp_path: Path) -> None:
     warehouse = _v1_copy(tmp_path)
-    before = {name: read_table(warehouse / name) for name in TABLES}
-    assert {name: _version(warehouse / name) for name in TABLES} == dict.fromkeys(TABLES, 1)
+    before = {name: read_table(warehouse / name) for name in V1_TABLES}
+    assert {name: _version(warehouse / name) for name in V1_TABLES} == dict.fromkeys(V1_TABLES, 1)
     assert before[SEGMENT_STATS].schema.field("min_timestamp").type == pa.int64()
 
     # A job appends to a version-1 maintenance log: the table is upgraded first, never mixed; an
@@ -98,7 +99,7 @@ def test_version_1_tables_are_upgraded_in_place_and_appended_to_in_one_schema(sp
     write_maintenance_log(warehouse, summary)
     assert audit.main(["--warehouse", str(warehouse), "--query", "bytes_per_topic", "--format", "csv"]) == 0
     added = {MAINTENANCE_LOG: 1}
-    for name in TABLES:
+    for name in V1_TABLES:
         path = warehouse / name
         table = DeltaTable(str(path))
         assert table.metadata().configuration[VERSION_PROPERTY] == str(TABLE_VERSION)
