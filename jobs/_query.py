@@ -7,8 +7,8 @@
   big for one machine.
 
 Both engines see every table under its own name (`segment_stats`, `maintenance_log`,
-`scrub_findings`, `compaction_explain`; one no job has written yet reads as empty, in its
-current schema, so every query runs on any warehouse) after the same filters
+`scrub_findings`, `disk_usage`, `compaction_explain`; one no job has written yet reads as empty, in
+its current schema, so every query runs on any warehouse) after the same filters
 (:class:`TableFilter`: `run_ts >= since`, `topic = T`), run the session in UTC and return Arrow.
 The queries in conf/audit/ are written in the SQL both share: standard joins and window functions,
 `INTERVAL '7' DAY`, `CAST(SUM(x) AS BIGINT)` (DuckDB sums longs into a 128-bit integer).

@@ -41,20 +41,22 @@ import pyarrow.compute as pc
 SEGMENT_STATS = "segment_stats"
 MAINTENANCE_LOG = "maintenance_log"
 SCRUB_FINDINGS = "scrub_findings"
+DISK_USAGE = "disk_usage"
 COMPACTION_EXPLAIN = "compaction_explain"
-TABLES = (SEGMENT_STATS, MAINTENANCE_LOG, SCRUB_FINDINGS, COMPACTION_EXPLAIN)
+TABLES = (SEGMENT_STATS, MAINTENANCE_LOG, SCRUB_FINDINGS, DISK_USAGE, COMPACTION_EXPLAIN)
 V1_TABLES = (SEGMENT_STATS, MAINTENANCE_LOG, SCRUB_FINDINGS)  # the tables version 1 had (the others began at 2)
 TABLE_VERSION = 2
 VERSION_PROPERTY = "logkeeper.tableVersion"
 TIMESTAMP = pa.timestamp("us", tz="UTC")
 # The column each version introduced in each table: a table without the version property that has it
 # is of that version (an upgrade that crashed between its two commits).
-# (`compaction_explain` began at version 2.)
+# (`disk_usage` and `compaction_explain` began at version 2.)
 _MARKERS = {
     2: {
         SEGMENT_STATS: "ts",
         MAINTENANCE_LOG: "run_ts",
         SCRUB_FINDINGS: "run_ts",
+        DISK_USAGE: "ts",
         COMPACTION_EXPLAIN: "ts",
     }
 }
@@ -78,6 +80,11 @@ def current_schema(name: str) -> pa.Schema:
         from jobs.scrub import SCRUB_FINDINGS_SCHEMA
 
         return SCRUB_FINDINGS_SCHEMA
+    if name == DISK_USAGE:
+        from jobs._schema import arrow_schema
+        from jobs.disk_usage import DiskUsageRow
+
+        return arrow_schema(DiskUsageRow)
     if name == COMPACTION_EXPLAIN:
         from jobs._schema import arrow_schema
         from jobs.compact_explain import CompactionExplainRow

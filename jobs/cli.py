@@ -29,6 +29,10 @@ SUBCOMMANDS = {
     "compact": ("jobs.compact", "compact topics with cleanup.policy=compact, as Kafka's log cleaner"),
     "stats": ("jobs.stats", "write per-segment statistics to the Delta table segment_stats"),
     "scrub": ("jobs.scrub", "CRC-check closed segments and their indexes beside live brokers, throttled, resumable"),
+    "disk-usage": (
+        "jobs.disk_usage",
+        "classify every byte of the log dirs and what would free it; beside live brokers",
+    ),
     "maintain": ("jobs.maintain", "recover, then retention, compact and stats, in one run"),
     "configs": ("jobs.configs", "each topic's effective log config and where every value came from; no Spark"),
     "audit": ("jobs.audit", "run an audit query (conf/audit/*.sql) over the Delta tables; no Spark by default"),

@@ -14,7 +14,9 @@ browser console, can tell a drawn plot from one that rendered nothing). Sections
 6. scrub findings per topic and kind (scrub_findings);
 7. partitions due for compaction (conf/audit/due_for_compaction.sql);
 8. the last run of each job, with its failures (maintenance_log);
-9. stuck compaction (conf/audit/compaction_stuck.sql, from `compact --explain`).
+9. disk usage: each broker log dir's bytes by class at its newest `disk-usage` run, and what frees them
+   (disk_usage);
+10. stuck compaction (conf/audit/compaction_stuck.sql, from `compact --explain`).
 
 The queries run on the embedded engine (DuckDB, :mod:`jobs._query`); the page is written to a
 temporary file and renamed over `--out`, so a reader never sees half a report.
@@ -67,6 +69,15 @@ FROM (
 ) AS runs
 WHERE ts = newest
 GROUP BY job, run_id, run_ts, ts, dry_run ORDER BY job
+"""
+
+DISK_USAGE_BY_CLASS = """
+WITH newest AS (SELECT log_dir, MAX(run_ts) AS run_ts FROM disk_usage GROUP BY log_dir)
+SELECT d.host || ':' || d.log_dir AS broker_log_dir, d.usage_class, d.freed_by,
+       CAST(SUM(d.files) AS BIGINT) AS files, CAST(SUM(d.bytes) AS BIGINT) AS bytes,
+       CAST(SUM(d.disk_bytes) AS BIGINT) AS disk_bytes
+FROM disk_usage d JOIN newest n ON n.log_dir = d.log_dir AND n.run_ts = d.run_ts
+GROUP BY d.host, d.log_dir, d.usage_class, d.freed_by ORDER BY broker_log_dir, bytes DESC, d.usage_class
 """
 
 SCRUB_FINDINGS_PER_TOPIC = """
@@ -203,6 +214,17 @@ SECTIONS = (
             [(r["job"], {"ok": r["partitions"] - r["failed"], "failed": r["failed"]}) for r in rows],
             y_format="count",
             title="partitions per job's last run",
+        ),
+    ),
+    SectionSpec(
+        "disk-usage",
+        "Disk usage by class",
+        "Every byte of each broker log dir at its newest disk-usage run, by class (live data, retention-eligible, "
+        "tiered and uploaded, compaction estimate, strays, leftovers, ...) and what would free it.",
+        DISK_USAGE_BY_CLASS,
+        "disk_usage",
+        lambda rows: bar_chart(
+            _stacked(rows, "broker_log_dir", "usage_class", "bytes"), y_format="bytes", title="bytes by class"
         ),
     ),
     SectionSpec(

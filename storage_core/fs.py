@@ -32,6 +32,7 @@ import struct
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from stat import S_ISDIR
 from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
 
 if TYPE_CHECKING:
@@ -510,6 +511,27 @@ class FaultInjectingFileSystem(LocalFileSystem):
             self._crashed = True
             raise SimulatedCrash(operation, path)
         self.operations.append((operation, Path(path)))
+
+
+class SpaceUsed(NamedTuple):
+    """What one directory entry takes: `st_size` (what `du -b` adds), `st_blocks * 512` (what `du -B1`
+    adds: a preallocated or sparse index file takes less than its size), and its identity (hard links
+    count once, as in `du`)."""
+
+    apparent_bytes: int
+    allocated_bytes: int
+    is_dir: bool
+    identity: FileIdentity
+
+
+def space_used(path: Path) -> SpaceUsed:
+    """The space `path` itself takes (`lstat`: a symlink is its own entry, never followed).
+
+    Raises:
+        FileNotFoundError: it is gone (a live broker deleted it since the listing).
+    """
+    stat = os.lstat(path)
+    return SpaceUsed(stat.st_size, stat.st_blocks * 512, S_ISDIR(stat.st_mode), FileIdentity(stat.st_dev, stat.st_ino))
 
 
 FAULT_AFTER_ENV = "LOGKEEPER_FAULT_AFTER"

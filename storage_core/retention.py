@@ -84,6 +84,7 @@ class SegmentDeletion:
     segment: SegmentInfo
     reason: RetentionReason
     detail: str
+    uploaded: bool = False  # a tiered topic's segment, past local retention and uploaded
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,11 +235,12 @@ def plan_retention(
             detail = predicate(segment, following) if hw >= upper else None
             if detail is None:
                 return
-            if needs_upload and reason != RetentionReason.LOG_START_OFFSET_BREACH:
+            uploaded = needs_upload and reason != RetentionReason.LOG_START_OFFSET_BREACH
+            if uploaded:
                 if not copies.covers(segment.base_offset, upper - 1):
                     return  # never an un-uploaded segment (tiered_keep says why)
                 detail += f"; uploaded (offsets [{segment.base_offset}, {upper - 1}] are in finished remote copies)"
-            deletions.append(SegmentDeletion(segment, reason, detail))
+            deletions.append(SegmentDeletion(segment, reason, detail, uploaded))
             remaining.pop(0)
 
     take(

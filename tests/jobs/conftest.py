@@ -61,9 +61,9 @@ def audit_warehouse(tmp_path_factory, spark) -> Path:
     """A warehouse with rows in every table and every audit query, made by real jobs over two copies
     of the demo's crashed log dirs. The first: recover, retention (eight days after the data),
     compact, stats, then a scrub that finds a flipped bit. The second: recover, a compact dry run
-    (its plans are due, and nothing cleaned them) and `compact --explain` (so they are stuck).
-    Read it, never write it."""
-    from jobs import compact, recover, retention, scrub, stats
+    (its plans are due, and nothing cleaned them), `compact --explain` (so they are stuck) and
+    disk-usage. Read it, never write it."""
+    from jobs import compact, disk_usage, recover, retention, scrub, stats
     from jobs.demo import T0, TOPIC_CONFIG, generate
 
     root = tmp_path_factory.mktemp("audit")
@@ -86,4 +86,5 @@ def audit_warehouse(tmp_path_factory, spark) -> Path:
     assert recover.main(planned[:-2]) == 0
     assert compact.main([*planned, "--dry-run"]) == 0
     assert compact.main([*planned, "--explain"]) == 0
+    assert disk_usage.main(planned) == 0
     return warehouse

@@ -23,6 +23,7 @@ SECTIONS = (
     "scrub-findings",
     "due-for-compaction",
     "last-runs",
+    "disk-usage",
     "compaction-stuck",
 )
 CHROMIUM_FLAGS = (
