@@ -16,7 +16,9 @@ browser console, can tell a drawn plot from one that rendered nothing). Sections
 8. the last run of each job, with its failures (maintenance_log);
 9. disk usage: each broker log dir's bytes by class at its newest `disk-usage` run, and what frees them
    (disk_usage);
-10. stuck compaction (conf/audit/compaction_stuck.sql, from `compact --explain`).
+10. stuck compaction (conf/audit/compaction_stuck.sql, from `compact --explain`);
+11. tiered storage: why local segments of tiered topics stay, at each partition's newest retention
+    run (maintenance_log `tiered_keep` rows).
 
 The queries run on the embedded engine (DuckDB, :mod:`jobs._query`); the page is written to a
 temporary file and renamed over `--out`, so a reader never sees half a report.
@@ -78,6 +80,17 @@ SELECT d.host || ':' || d.log_dir AS broker_log_dir, d.usage_class, d.freed_by,
        CAST(SUM(d.disk_bytes) AS BIGINT) AS disk_bytes
 FROM disk_usage d JOIN newest n ON n.log_dir = d.log_dir AND n.run_ts = d.run_ts
 GROUP BY d.host, d.log_dir, d.usage_class, d.freed_by ORDER BY broker_log_dir, bytes DESC, d.usage_class
+"""
+TIERED_KEPT = """
+WITH newest AS (
+  SELECT log_dir, dir_name, MAX(run_ts) AS run_ts FROM maintenance_log
+  WHERE job = 'retention' AND action = 'tiered_keep' GROUP BY log_dir, dir_name
+)
+SELECT m.topic, m.reason_code, COUNT(*) AS segments, COUNT(DISTINCT m.log_dir || '/' || m.dir_name) AS partitions,
+       MAX(m.reason) AS example
+FROM maintenance_log m JOIN newest n ON n.log_dir = m.log_dir AND n.dir_name = m.dir_name AND n.run_ts = m.run_ts
+WHERE m.job = 'retention' AND m.action = 'tiered_keep'
+GROUP BY m.topic, m.reason_code ORDER BY m.topic, segments DESC, m.reason_code
 """
 
 SCRUB_FINDINGS_PER_TOPIC = """
@@ -238,6 +251,17 @@ SECTIONS = (
             [(f"{r['topic']}-{r['partition']}", {r["stuck_reason"]: float(r["reclaimable_bytes"])}) for r in rows],
             y_format="bytes",
             title="reclaimable bytes of stuck partitions",
+        ),
+    ),
+    SectionSpec(
+        "tiered-retention",
+        "Tiered storage: why local segments stay",
+        "Segments of tiered topics that retention kept at its newest run, by reason (not uploaded, active segment, "
+        "copy disabled, below local retention, upload state unknown).",
+        TIERED_KEPT,
+        "maintenance_log",
+        lambda rows: bar_chart(
+            _stacked(rows, "topic", "reason_code", "segments"), y_format="count", title="kept segments by reason"
         ),
     ),
 )

@@ -10,11 +10,12 @@ retention; nothing un-uploaded may go.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
-from jobs import retention
+from jobs import report, retention
 from storage_core import names
 from storage_core.checkpoint import write_offset_checkpoint
 from storage_core.clean_shutdown import write_clean_shutdown
@@ -92,6 +93,9 @@ def test_retention_deletes_only_uploaded_segments_and_says_why_the_rest_stay(spa
     assert settings["local.retention.ms"]["value"] == str(DAY)
     assert settings["local.retention.ms"]["source"] == "topic config (metadata log)"
     assert rows[f"{REMOTE_LOG_METADATA_TOPIC}-0"]["status"] == "ok"  # an ordinary topic to retention
+    page = report.render(tmp_path / "wh")  # the report's tiered-storage section shows the reasons
+    assert re.search(r'<section id="tiered-retention" data-rows="[1-9]', page)
+    assert "not_uploaded" in page
 
 
 def test_a_missing_metadata_partition_or_an_uncommitted_event_keeps_everything(spark, tmp_path: Path) -> None:
