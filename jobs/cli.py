@@ -33,6 +33,7 @@ SUBCOMMANDS = {
         "jobs.disk_usage",
         "classify every byte of the log dirs and what would free it; beside live brokers",
     ),
+    "move": ("jobs.move", "move partitions between the log dirs of a stopped broker, through Kafka's -future protocol"),
     "maintain": ("jobs.maintain", "recover, then retention, compact and stats, in one run"),
     "configs": ("jobs.configs", "each topic's effective log config and where every value came from; no Spark"),
     "audit": ("jobs.audit", "run an audit query (conf/audit/*.sql) over the Delta tables; no Spark by default"),

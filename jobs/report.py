@@ -18,7 +18,8 @@ browser console, can tell a drawn plot from one that rendered nothing). Sections
    (disk_usage);
 10. stuck compaction (conf/audit/compaction_stuck.sql, from `compact --explain`);
 11. tiered storage: why local segments of tiered topics stay, at each partition's newest retention
-    run (maintenance_log `tiered_keep` rows).
+    run (maintenance_log `tiered_keep` rows);
+12. moves between disks: each `logkeeper move`'s partitions, steps and bytes (maintenance_log).
 
 The queries run on the embedded engine (DuckDB, :mod:`jobs._query`); the page is written to a
 temporary file and renamed over `--out`, so a reader never sees half a report.
@@ -91,6 +92,12 @@ SELECT m.topic, m.reason_code, COUNT(*) AS segments, COUNT(DISTINCT m.log_dir ||
 FROM maintenance_log m JOIN newest n ON n.log_dir = m.log_dir AND n.dir_name = m.dir_name AND n.run_ts = m.run_ts
 WHERE m.job = 'retention' AND m.action = 'tiered_keep'
 GROUP BY m.topic, m.reason_code ORDER BY m.topic, segments DESC, m.reason_code
+"""
+MOVES = """
+SELECT run_id, run_ts, log_dir, dir_name, action, status, CAST(SUM(bytes_removed) AS BIGINT) AS bytes,
+       COUNT(*) AS actions, MAX(reason) AS reason
+FROM maintenance_log WHERE job = 'move'
+GROUP BY run_id, run_ts, log_dir, dir_name, action, status ORDER BY run_ts, log_dir, dir_name, action
 """
 
 SCRUB_FINDINGS_PER_TOPIC = """
@@ -262,6 +269,16 @@ SECTIONS = (
         "maintenance_log",
         lambda rows: bar_chart(
             _stacked(rows, "topic", "reason_code", "segments"), y_format="count", title="kept segments by reason"
+        ),
+    ),
+    SectionSpec(
+        "moves",
+        "Moves between disks",
+        "Partitions logkeeper move copied to another log dir of their broker: each step and its bytes.",
+        MOVES,
+        "maintenance_log",
+        lambda rows: bar_chart(
+            _stacked(rows, "dir_name", "action", "bytes"), y_format="bytes", title="bytes per moved partition"
         ),
     ),
 )

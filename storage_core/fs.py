@@ -154,6 +154,10 @@ class FileSystem(Protocol):
         """Create `path` and its missing parents, each creation made durable (its parent fsynced)."""
         ...
 
+    def remove_dir(self, path: Path) -> None:
+        """Remove an empty directory (a missing one is not an error); the caller fsyncs its parent."""
+        ...
+
     def list_dir(self, path: Path) -> list[str]:
         """The names in a directory, sorted."""
         ...
@@ -365,6 +369,11 @@ class LocalFileSystem:
             self._before("delete", path)
             os.unlink(path)
 
+    def remove_dir(self, path: Path) -> None:
+        if os.path.isdir(path):
+            self._before("rmdir", Path(path))
+            os.rmdir(path)
+
     def make_dirs(self, path: Path) -> None:
         path = Path(path)
         missing = []
@@ -471,7 +480,7 @@ class LocalFileSystem:
 class FaultInjectingFileSystem(LocalFileSystem):
     """A real file system that fails at the n-th mutating operation (1-based).
 
-    Mutating operations are: create, write, truncate, fsync, fsync_dir, rename, delete, utime, mkdir.
+    Mutating operations are: create, write, truncate, fsync, fsync_dir, rename, delete, utime, mkdir, rmdir.
     `operations` records every one that ran, so a test can first count the operations of an
     uninterrupted run and then crash at each of them in turn. After a crash (`crash`), every later
     operation fails too: the process is dead, not even a `finally` block may change a file.

@@ -52,6 +52,10 @@ class ActionKind(enum.StrEnum):
     SPLIT_SEGMENT = "split_segment"  # offsets overflowed the segment's relative range (KAFKA-6264)
     FUTURE_TIMESTAMP = "future_timestamp"  # retention: a segment's largest timestamp is after now (KIP-937)
     TIERED_KEEP = "tiered_keep"  # retention of a tiered topic: why a local segment stays (a finding)
+    MOVE_COPY = "move_copy"  # a move between log dirs: a file (or the -future dir) written in the destination
+    MOVE_SWITCH = "move_switch"  # a move: the destination's -future dir renamed to the partition's name
+    MOVE_RETIRE = "move_retire"  # a move: the source renamed to `<tp>.<uuid>-delete`
+    MOVE_DELETE_SOURCE = "move_delete_source"  # a move: the retired source's files and dir deleted
     QUARANTINE = "quarantine"  # bytes about to be removed, copied out of the log dir first
     CLEAN_SEGMENT = "clean_segment"  # a segment file rewritten by the cleaner (the group's output)
     WRITE_CHECKPOINT = "write_checkpoint"  # a log dir's recovery-point, log-start or cleaner checkpoint

@@ -195,6 +195,12 @@ class OverlayFileSystem:
         if self.exists(path):
             self._nodes[Path(path)] = None
 
+    def remove_dir(self, path: Path) -> None:
+        """A whiteout: the directory is gone from this overlay's listings."""
+        if self.is_dir(path):
+            self._dirs.discard(Path(path))
+            self._nodes[Path(path)] = None
+
     def make_dirs(self, path: Path) -> None:
         path = Path(path)
         while not self.is_dir(path):

@@ -76,6 +76,7 @@ class MetadataLogBuilder:
         replicas: tuple[int, ...] = (1,),
         configs: dict[str, str] | None = None,
         topic_id: str | None = None,
+        directories: tuple[str, ...] | None = None,
     ) -> str:
         """A TopicRecord, its PartitionRecords and ConfigRecords, as CreateTopics writes them; the id."""
         topic_id = topic_id or random_uuid()
@@ -92,7 +93,7 @@ class MetadataLogBuilder:
                 Leader=replicas[0],
                 LeaderEpoch=0,
                 PartitionEpoch=0,
-                Directories=(random_uuid(),) * len(replicas),
+                Directories=directories or (random_uuid(),) * len(replicas),
             )
         return topic_id
 
@@ -102,9 +103,17 @@ class MetadataLogBuilder:
             topics.CONFIG_RECORD, ResourceType=resource_type, ResourceName=resource_name, Name=name, Value=value
         )
 
-    def broker(self, broker_id: int, *, epoch: int = 10, rack: str | None = None, fenced: bool = False) -> str:
-        """A RegisterBrokerRecord; the broker's log dir id."""
-        log_dir_id = random_uuid()
+    def broker(
+        self,
+        broker_id: int,
+        *,
+        epoch: int = 10,
+        rack: str | None = None,
+        fenced: bool = False,
+        log_dirs: tuple[str, ...] | None = None,
+    ) -> str:
+        """A RegisterBrokerRecord (with `log_dirs`, else one new log dir id); the first log dir id."""
+        log_dir_ids = log_dirs or (random_uuid(),)
         self.add(
             cluster.REGISTER_BROKER_RECORD,
             BrokerId=broker_id,
@@ -113,9 +122,9 @@ class MetadataLogBuilder:
             EndPoints=(cluster.BROKER_ENDPOINT.new(Name="PLAINTEXT", Host="localhost", Port=9092, SecurityProtocol=0),),
             Rack=rack,
             Fenced=fenced,
-            LogDirs=(log_dir_id,),
+            LogDirs=log_dir_ids,
         )
-        return log_dir_id
+        return log_dir_ids[0]
 
     def feature(self, name: str, level: int) -> MetadataLogBuilder:
         return self.add(cluster.FEATURE_LEVEL_RECORD, Name=name, FeatureLevel=level)

@@ -1,7 +1,11 @@
 """The job-wide crash sweep: stop a whole Spark job at each of its file operations, then run it again.
 
-    python -m tests.reliability.sweep --job recover --mode crash|power-loss [--stride K] [--shard I/N]
+    python -m tests.reliability.sweep --job recover|retention|compact|maintain|move --mode crash|power-loss
+        [--stride K] [--shard I/N]
         --out report.json [--work DIR]
+
+(`move` evacuates the corpus's clean log dir into the unclean one, a dir of the same broker, with no
+Spark: all its operations are the driver's.)
 
 One process, one local Spark session with one task slot (`local[1]`: tasks run one at a time, in
 partition order, so a run's operations come in the same order every time), and one job-wide fault
@@ -53,7 +57,7 @@ RUN_ID = "sweep"
 
 
 def _argv(job: str, root: Path) -> list[str]:
-    log_dirs = [root / "unclean", root / "clean"] if job in ("recover", "maintain") else [root / "clean"]
+    log_dirs = [root / "unclean", root / "clean"] if job in ("recover", "maintain", "move") else [root / "clean"]
     argv = [
         job,
         "--log-dirs",
@@ -71,16 +75,21 @@ def _argv(job: str, root: Path) -> list[str]:
     ]
     if job in ("retention", "compact", "maintain"):
         argv += ["--high-watermark-source", "log-end"]
+    if job == "move":
+        argv += ["--evacuate", str(root / "clean")]
     return argv
 
 
 _LOG_DIR_ID = re.compile(r"/(unclean|clean)-[0-9a-f]{12}(?=/|$)")
+_RENAMED_REPLICA = re.compile(r"\.[0-9a-f]{32}-(future|delete|stray)(?=/|$)")
 
 
 def _normal_path(path: str, root: Path) -> str:
-    """`path` with the corpus copy's directory as `<root>`, and the log dir ids the quarantine derives from
-    a log dir's absolute path (quarantine.log_dir_id) as `<name>-<id>`: copies differ only there."""
-    return _LOG_DIR_ID.sub(r"/\1-<id>", path.replace(str(root.parent), "<root>"))
+    """`path` with the corpus copy's directory as `<root>`, the log dir ids the quarantine derives from
+    a log dir's absolute path (quarantine.log_dir_id) as `<name>-<id>`, and the random unique id of a
+    renamed replica (`<tp>.<uuid>-future`, as Kafka names them) as `<uuid>`: copies differ only there."""
+    path = _LOG_DIR_ID.sub(r"/\1-<id>", path.replace(str(root.parent), "<root>"))
+    return _RENAMED_REPLICA.sub(r".<uuid>-\1", path)
 
 
 def _state(root: Path) -> dict[str, str]:
@@ -116,12 +125,15 @@ def _normal(operations: list[tuple[str, str]], root: Path) -> list[tuple[str, st
 
 
 # What an operator runs after the job (to compare ends), and after a crash of it (to finish the work).
-AFTER = {"recover": [], "retention": ["recover"], "compact": ["recover"], "maintain": []}
+# A move needs no recovery before it resumes (it copies the log as it is); the recover after it is the
+# broker's next start, which recovers what came from an unclean dir (or was in one when it crashed).
+AFTER = {"recover": [], "retention": ["recover"], "compact": ["recover"], "maintain": [], "move": ["recover"]}
 AFTER_CRASH = {
     "recover": ["recover"],
     "retention": ["recover", "retention", "recover"],
     "compact": ["recover", "compact", "recover"],
     "maintain": ["maintain"],
+    "move": ["move", "recover"],
 }
 
 
@@ -229,7 +241,7 @@ def _shard(text: str) -> tuple[int, int]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="sweep")
-    parser.add_argument("--job", required=True, choices=["recover", "retention", "compact", "maintain"])
+    parser.add_argument("--job", required=True, choices=list(AFTER))
     parser.add_argument("--mode", default="crash", choices=["crash", "power-loss"])
     parser.add_argument("--stride", type=int, default=1)
     parser.add_argument("--out", type=Path, required=True)
