@@ -11,7 +11,7 @@ way `LogManager.loadLogs` does: directories only, skipping the KRaft metadata lo
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,9 +78,11 @@ def locked_log_dirs(
     allow_missing_meta_properties: bool = False,
     dry_run: bool = False,
     read_only: bool = False,
+    allow_duplicates: Collection[TopicPartition] = (),
     fs: FileSystem | None = None,
 ) -> Iterator[HeldLocks]:
-    """Check every log dir, then hold every log dir's `.lock` for the block.
+    """Check every log dir, then hold every log dir's `.lock` for the block (`allow_duplicates`:
+    see :func:`storage_core.log_dir_check.check_log_dirs`).
 
     A run that changes nothing in a log dir takes no lock and refuses none, so it runs beside a live
     broker (issue 17): a `read_only` job (stats, `rebuild-indexes --verify-only`) and the plan of a
@@ -97,7 +99,9 @@ def locked_log_dirs(
         LogDirLockedError: a live process holds one of the locks; the ones taken are released and
             nothing else was touched.
     """
-    check_log_dirs(log_dirs, allow_missing_meta_properties=allow_missing_meta_properties, fs=fs)
+    check_log_dirs(
+        log_dirs, allow_missing_meta_properties=allow_missing_meta_properties, allow_duplicates=allow_duplicates, fs=fs
+    )
     held = [_RUN_HOLDS.get(Path(log_dir).resolve()) for log_dir in log_dirs]
     if read_only or dry_run:
         locks = HeldLocks()

@@ -73,7 +73,7 @@ from storage_core.errors import StorageError
 from storage_core.load_actions import ActionKind, FileChange, LoadAction, written
 from storage_core.log_dir import LogDirState, open_log_dir
 from storage_core.meta_properties import read_meta_properties
-from storage_core.move import MovePlan, MoveStep, apply_move, plan_move
+from storage_core.move import MovePlan, MoveStep, apply_move, plan_move, same_files
 from storage_core.names import DirKind, TopicPartition
 from storage_core.partition_metadata import ZERO_UUID
 
@@ -224,6 +224,13 @@ def _check_move(common: JobArgs, found: list[PartitionTask], part: PartitionTask
             f"{tp} has a -future dir in {elsewhere[0].log_dir} ({elsewhere[0].dir_name}): a move of Kafka's own is "
             "in progress; let the broker finish it, or remove that dir"
         )
+    if (destination / part.dir_name).is_dir() and not same_files(
+        Path(part.log_dir) / part.dir_name, destination / part.dir_name
+    ):
+        raise UsageError(
+            f"{tp} is live in both {part.log_dir} and {destination} and they differ: this is not what a move "
+            "leaves; look at both before anything deletes one"
+        )
     copied = sum(
         p.size_bytes
         for p in found
@@ -370,10 +377,18 @@ def _markers(
 def run(args: MoveArgs) -> JobSummary:
     common = args.common
     involved = sorted({Path(p.log_dir) for p, _ in args.moves} | {d for _, d in args.moves})
+    # A move that crashed after its switch left the partition live in both dirs: the move goes on
+    # (plan_move checks the two are the same bytes); any other duplicate is refused.
+    switched = {
+        TopicPartition(p.topic, p.partition) for p, d in args.moves if p.kind == "live" and (d / p.dir_name).is_dir()
+    }
     with (
         job_fs(common.dry_run) as fs,
         locked_log_dirs(
-            common.log_dirs, allow_missing_meta_properties=common.allow_missing_meta_properties, dry_run=common.dry_run
+            common.log_dirs,
+            allow_missing_meta_properties=common.allow_missing_meta_properties,
+            dry_run=common.dry_run,
+            allow_duplicates=switched,
         ) as locks,
     ):
         states = {log_dir: open_log_dir(log_dir, fs=fs) for log_dir in involved}

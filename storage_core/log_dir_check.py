@@ -33,7 +33,7 @@ Nothing here writes, so a refused run leaves every log dir byte for byte as it w
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,9 +60,21 @@ class PartitionDirEntry:
 
 
 def check_log_dirs(
-    log_dirs: Sequence[Path], *, allow_missing_meta_properties: bool = False, fs: FileSystem | None = None
+    log_dirs: Sequence[Path],
+    *,
+    allow_missing_meta_properties: bool = False,
+    allow_duplicates: Collection[names.TopicPartition] = (),
+    fs: FileSystem | None = None,
 ) -> list[PartitionDirEntry]:
     """Check every log dir of a run (see the module docstring); return their partition dirs.
+
+    Args:
+        log_dirs: the run's log dirs.
+        allow_missing_meta_properties: accept dirs without `meta.properties`.
+        allow_duplicates: partitions that may be live in two dirs: `move` resuming a move that
+            crashed between its switch and the source's retirement (it checks that both copies
+            are the same bytes before it goes on).
+        fs: the file system.
 
     Raises:
         InvalidLogDirError: the first problem found, naming the path; nothing was changed.
@@ -71,7 +83,7 @@ def check_log_dirs(
     entries: list[PartitionDirEntry] = []
     for log_dir in map(Path, log_dirs):
         entries += _check_log_dir(log_dir, allow_missing_meta_properties, fs)
-    _refuse_duplicates(entries)
+    _refuse_duplicates([e for e in entries if e.parsed.topic_partition not in allow_duplicates])
     return entries
 
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 
-from jobs import move, report
+from jobs import move, recover, report
 from jobs._delta import read_table
 from jobs._tables import MAINTENANCE_LOG
 from storage_core import names
@@ -141,3 +142,20 @@ def test_a_live_brokers_lock_refuses_the_move(tmp_path: Path, hold_lock) -> None
     hold_lock(b)
     assert move.main(_argv(a, b, tmp_path, "--partition", "orders-0", "--to-log-dir", str(b))) == 3
     assert (a / "orders-0").is_dir()
+
+
+def test_a_move_interrupted_after_its_switch_is_finished_by_the_same_command(tmp_path: Path) -> None:
+    """Live in both dirs, identical (a crash between steps 4 and 5): every other job refuses the
+    duplicate, as a broker does; the move goes on from its step 5."""
+    a, b, _, _ = _broker(tmp_path)
+    shutil.copytree(a / "orders-0", b / "orders-0")
+    assert recover.main(["--log-dirs", f"{a},{b}", "--warehouse", str(tmp_path / "wh")]) == 2
+    assert move.main(_argv(a, b, tmp_path, "--partition", "orders-0", "--to-log-dir", str(b))) == 0
+    assert not (a / "orders-0").exists()
+    (row,) = json.loads((tmp_path / "r.json").read_text())["partitions"]
+    assert [x["kind"] for x in row["actions"]][2] == "move_retire"
+    (b / "events-0").mkdir()  # a duplicate that is not the same bytes is still refused, nothing touched
+    names.log_file(b / "events-0", 0).write_bytes(b"other")
+    before = (_tree(a), _tree(b))
+    assert move.main(_argv(a, b, tmp_path, "--partition", "events-0", "--to-log-dir", str(b))) == 2
+    assert (_tree(a), _tree(b)) == before
