@@ -90,6 +90,9 @@ def line_chart(series: dict[str, list[tuple[datetime.datetime, float]]], *, y_fo
     return _frame(y_top, y_format, marks, body, list(series), title)
 
 
+MIN_MARK_PX = 1.0
+
+
 def bar_chart(bars: Sequence[tuple[str, dict[str, float]]], *, y_format: str, title: str) -> str:
     """Stacked bars: one bar per label, one coloured part per series (legend: the series, in first-seen order)."""
     names: list[str] = []
@@ -106,7 +109,8 @@ def bar_chart(bars: Sequence[tuple[str, dict[str, float]]], *, y_format: str, ti
             value = parts.get(name, 0.0)
             if value <= 0:
                 continue
-            height = value / (y_top or 1.0) * plot_h
+            # A nonzero part stays visible: a 4 KiB directory beside a 10 MiB index would round to 0 px.
+            height = max(value / (y_top or 1.0) * plot_h, MIN_MARK_PX)
             y = TOP + plot_h - (base / (y_top or 1.0)) * plot_h - height
             colour = PALETTE[names.index(name) % len(PALETTE)]
             body.append(
