@@ -31,9 +31,9 @@ from storage_core.native.layout import (
 )
 from storage_core.records.batch import Record, build_batch
 from storage_core.records.compression import CompressionType
-from tests.storage_core.native.twins import HOSTILE_INTS, both, map_pair, native_built, outcome, walk_all
+from tests.storage_core.native.twins import HOSTILE_INTS, both, compiled_core_required, map_pair, outcome, walk_all
 
-pytestmark = native_built
+pytestmark = compiled_core_required
 
 
 # -- segments ------------------------------------------------------------------------------------

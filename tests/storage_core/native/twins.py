@@ -35,9 +35,8 @@ from storage_core.native.layout import (
 pure_python = storage_core.native.use_twins  # storage_core on the pure-Python twins until the block ends
 
 
-native_built = pytest.mark.skipif(
-    storage_core.native.IMPLEMENTATION != "native", reason="compares the compiled core with its twins"
-)
+REQUIRE_NATIVE_ENV = "LOGKEEPER_REQUIRE_NATIVE"
+compiled_core_required = pytest.mark.usefixtures("compiled_core")  # the fixture: ./conftest.py
 
 
 HOSTILE_INTS = [0, 1, -1, 13, 14, 48, 49, 61, 2**31 - 1, 2**31 - 2, -(2**31), 2**32 - 1, 2**15 - 1, -(2**15)]
