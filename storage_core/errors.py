@@ -11,6 +11,7 @@ StorageError
 │   ├── CorruptCheckpointError (line)  a checkpoint, meta.properties or partition.metadata does not parse
 │   └── CorruptSnapshotError        a producer-state .snapshot fails its version or CRC check
 ├── OffsetOverflowError (segment, offset)   an offset does not fit the segment's 4-byte relative offsets
+├── SegmentTooLargeError (size, path)       a `.log` over 2 GiB: its positions do not fit Kafka's ints
 ├── InvalidOffsetError              an index append that is not strictly increasing
 ├── IndexFullError                  an index append beyond segment.index.bytes (also a ValueError)
 ├── LogDirLockedError (path)        a live process (a broker) holds the log dir's .lock
@@ -91,6 +92,30 @@ class OffsetOverflowError(StorageError):
         super().__init__(f"{message} (segment {segment}, offset {offset})")
         self.segment = Path(segment)
         self.offset = offset
+
+
+class SegmentTooLargeError(StorageError):
+    """A segment's `.log` is larger than Kafka's maximum segment size, `Integer.MAX_VALUE` bytes:
+    positions in a segment are Java ints (the offset index stores them in 4 bytes), and a broker
+    refuses to open such a file (`FileRecords`: "The size of segment ... is larger than the maximum
+    allowed segment size of 2147483647"). Both implementations of the batch walk raise it before
+    they read anything, so nothing is truncated, indexed or quarantined.
+
+    Attributes:
+        size: the file's (or buffer's) size in bytes.
+        path: the `.log`, when known.
+    """
+
+    MAX_SIZE = 2**31 - 1
+
+    def __init__(self, size: int, *, path: Path | str | None = None) -> None:
+        what = "a segment" if path is None else f"segment {path}"
+        super().__init__(
+            f"The size of {what} ({size}) is larger than the maximum allowed segment size of {self.MAX_SIZE} "
+            "(Kafka's positions in a segment are 4-byte ints): a broker cannot open it either"
+        )
+        self.size = size
+        self.path = Path(path) if path is not None else None
 
 
 class InvalidOffsetError(StorageError):

@@ -1,8 +1,11 @@
 """Kafka's `SkimpyOffsetMap`: key -> latest offset in a fixed buffer, 24 bytes per key.
 
 Each slot is `MD5(key)` (16 bytes) followed by an int64 offset. Open addressing: probe k reads a
-4-byte big-endian int from the hash at byte `min(k, 12)`, adds `max(0, k - 12)`, and takes the
-absolute value modulo the slot count. A slot is empty when all 24 bytes are zero. Two keys with
+4-byte big-endian int from the hash at byte `min(k, 12)`, takes its absolute value, adds
+`max(0, k - 12)`, modulo the slot count. (Kafka adds before the absolute value: a negative int
+within `slots` of zero then folds back at zero and its linear probes skip the slots above the fold;
+here probes 13 to 12 + slots are consecutive, so they visit every slot.) A slot is empty when all
+24 bytes are zero. Two keys with
 the same MD5 share a slot, exactly as in Kafka. The cleaner sets `latest_offset` (Kafka's
 `updateLatestOffset`): puts leave it alone.
 

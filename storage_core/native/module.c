@@ -66,6 +66,18 @@ static PyObject *py_md5(PyObject *self, PyObject *args) {
 
 /* ---- the walk ------------------------------------------------------------------------------ */
 
+/* Raise storage_core.errors.SegmentTooLargeError(size), as the twin does (imported here, on this
+ * rare path, not at module init: the sanitizer build is loaded before storage_core is importable). */
+static void segment_too_large(Py_ssize_t size) {
+    PyObject *errors = PyImport_ImportModule("storage_core.errors");
+    PyObject *type = errors ? PyObject_GetAttrString(errors, "SegmentTooLargeError") : NULL;
+    PyObject *error = type ? PyObject_CallFunction(type, "n", size) : NULL;
+    if (error) PyErr_SetObject(type, error);
+    Py_XDECREF(error);
+    Py_XDECREF(type);
+    Py_XDECREF(errors);
+}
+
 static PyObject *py_walk(PyObject *self, PyObject *args) {
     PyObject *buffer_obj, *state_obj, *offset_entries, *time_entries;
     if (!PyArg_ParseTuple(args, "OOOO", &buffer_obj, &state_obj, &offset_entries, &time_entries)) return NULL;
@@ -77,11 +89,14 @@ static PyObject *py_walk(PyObject *self, PyObject *args) {
     }
     lk_bytes oe = {0}, te = {0};
     int stop;
-    Py_BEGIN_ALLOW_THREADS stop = lk_walk(buffer.buf, (size_t)buffer.len, state.buf, &oe, &te);
+    const Py_ssize_t size = buffer.len;
+    Py_BEGIN_ALLOW_THREADS stop = lk_walk(buffer.buf, (size_t)size, state.buf, &oe, &te);
     Py_END_ALLOW_THREADS PyBuffer_Release(&state);
     PyBuffer_Release(&buffer);
     PyObject *result = NULL;
-    if (stop < 0)
+    if (stop == LK_WALK_TOO_LARGE)
+        segment_too_large(size);
+    else if (stop < 0)
         PyErr_NoMemory();
     else if (append_bytes(offset_entries, &oe) == 0 && append_bytes(time_entries, &te) == 0)
         result = PyLong_FromLong(stop);
@@ -361,13 +376,13 @@ static PyObject *py_map_put_records(PyObject *self, PyObject *args) {
     PyObject *result = NULL;
     int64_t framed = frame_with_offsets(&data, count, base, &frames, &offsets);
     if (framed < 0) goto out;
-    int64_t *s = m.map.state, put = 0, stop_index = -1, last_put = -1, previous = base - 1;
-    int in_order = base != INT64_MIN, full = 0;
-    Py_BEGIN_ALLOW_THREADS for (int64_t i = 0; i < framed; i++) {
-        if (offsets[i] <= previous) in_order = 0;
-        previous = offsets[i];
-    }
-    if (previous > last_offset) in_order = 0;
+    int64_t *s = m.map.state, put = 0, stop_index = -1, last_put = -1;
+    int in_order = 1, full = 0;
+    /* The twin's _in_order: every offset above the one before it (the first at or above the base),
+     * the last one (or base - 1 when none) at or below last_offset; base - 1 only where it exists. */
+    Py_BEGIN_ALLOW_THREADS for (int64_t i = 0; i < framed; i++)
+        if (i ? offsets[i] <= offsets[i - 1] : offsets[i] < base) in_order = 0;
+    if (framed ? offsets[framed - 1] > last_offset : base != INT64_MIN && base - 1 > last_offset) in_order = 0;
     for (int64_t i = 0; i < framed; i++) {
         const lk_frame *f = &frames[i];
         if (f->key_length < 0 || offsets[i] < start) continue;

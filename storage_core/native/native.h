@@ -63,7 +63,10 @@ typedef struct {
 } lk_bytes;
 
 /* Returns a STOP_* code; `state` (W_FIELDS int64s) is read and updated; index entries, big-endian
- * as in the files, are appended to `offset_entries` and `time_entries`. -1: out of memory. */
+ * as in the files, are appended to `offset_entries` and `time_entries`. -1: out of memory;
+ * LK_WALK_TOO_LARGE: `len` is over 2^31 - 1 (Kafka's positions are Java ints, and the offset index
+ * stores them in 4 bytes), nothing read or changed. */
+#define LK_WALK_TOO_LARGE (-2)
 int lk_walk(const uint8_t *buf, size_t len, int64_t *state, lk_bytes *offset_entries, lk_bytes *time_entries);
 
 /* ---- frame.c: the records section of a v2 batch ------------------------------------------- */

@@ -1,6 +1,7 @@
 /* Kafka's SkimpyOffsetMap over a buffer the Python side owns (cleaner/offset_map.py documents the
  * layout: 24-byte slots of MD5 + big-endian int64 offset, probing, the superseded bits).
- * Probing gives up after visiting every slot (a full map and an absent key), where the Python
+ * Probing: 13 probes from the hash's bytes, then `slots` linear probes from the last one's slot, so
+ * every slot is visited before it gives up (a full map and an absent key), where the Python
  * reference raises too.
  */
 #include "native.h"
@@ -11,8 +12,10 @@ int lk_map_position(const lk_map *map, const uint8_t digest[16], int64_t *positi
     const int64_t slots = map->state[M_SLOTS];
     static const uint8_t empty[ENTRY];
     for (int64_t attempt = 0; attempt <= slots + 12; attempt++) {
-        int64_t probe = attempt <= 12 ? (int32_t)lk_be32(digest + attempt) : (int32_t)lk_be32(digest + 12) + (attempt - 12);
-        int64_t p = (probe < 0 ? -probe : probe) % slots * ENTRY;
+        /* |int32| first, then + attempt - 12: the linear probes are `slots` consecutive integers >= 0 */
+        int64_t probe = (int32_t)lk_be32(digest + (attempt <= 12 ? attempt : 12));
+        probe = (probe < 0 ? -probe : probe) + (attempt <= 12 ? 0 : attempt - 12);
+        int64_t p = probe % slots * ENTRY;
         const uint8_t *slot = map->slots + p;
         if (memcmp(slot, digest, 16) == 0) {
             *position = p;

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from itertools import compress, islice
 from operator import lt, ne
 
+from storage_core.errors import SegmentTooLargeError
 from storage_core.native.layout import (
     INT64_MAX,
     INT64_MIN,
@@ -110,8 +111,14 @@ def _stop_of(view: memoryview, position: int, end: int) -> int:
 
 
 def walk(buffer: Buffer, state: array, offset_entries: bytearray, time_entries: bytearray) -> int:
-    """Walk v2 batches from `state[W_POSITION]` until a stop (layout.py); see walk.c."""
+    """Walk v2 batches from `state[W_POSITION]` until a stop (layout.py); see walk.c.
+
+    Raises:
+        SegmentTooLargeError: `buffer` is longer than 2**31 - 1 bytes (its positions are ints).
+    """
     view = memoryview(buffer)
+    if len(view) > _INT32_MAX:
+        raise SegmentTooLargeError(len(view))
     position, end = state[W_POSITION], state[W_END]
     if end < 0 or end > len(view):
         end = len(view)
@@ -240,10 +247,10 @@ def _position(slots: Buffer, state: array, digest: bytes, attempt: int = 0) -> t
     count, probe_of = state[M_SLOTS], _PROBE.unpack_from
     while attempt <= count + 12:
         if attempt <= _HASH_SIZE - 4:
-            probe = probe_of(digest, attempt)[0]
-        else:
-            probe = probe_of(digest, _HASH_SIZE - 4)[0] + attempt - (_HASH_SIZE - 4)
-        position = abs(probe) % count * _ENTRY_SIZE
+            probe = abs(probe_of(digest, attempt)[0])
+        else:  # |the last hashed probe| + 1, + 2, ...: `count` consecutive slots, so every one is visited
+            probe = abs(probe_of(digest, _HASH_SIZE - 4)[0]) + attempt - (_HASH_SIZE - 4)
+        position = probe % count * _ENTRY_SIZE
         slot = slots[position : position + _ENTRY_SIZE]
         if slot.startswith(digest):
             return position, True

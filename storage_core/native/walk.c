@@ -7,6 +7,8 @@
  * offset that overflows int64 or the segment's int32 range, an index entry that the Python index
  * would refuse) stops the walk before the batch, with the state as it was, so that the Python
  * side handles that one batch the one way it always has. Every read is inside [0, end), end <= len.
+ * A buffer over 2^31 - 1 bytes is refused before anything is read (LK_WALK_TOO_LARGE): a segment
+ * position is a Java int, and the offset index stores it in 4 bytes.
  */
 #include "native.h"
 
@@ -31,6 +33,7 @@ static int relative(int64_t offset, int64_t base, int64_t *r) {
 }
 
 int lk_walk(const uint8_t *buf, size_t len, int64_t *s, lk_bytes *oe, lk_bytes *te) {
+    if (len > (size_t)INT32_MAX_) return LK_WALK_TOO_LARGE; /* so every position below fits an int32 */
     int64_t pos = s[W_POSITION], end = s[W_END];
     if (end < 0 || (uint64_t)end > len) end = (int64_t)len;
     const int64_t flags = s[W_FLAGS], segment_base = s[W_SEGMENT_BASE], interval = s[W_INTERVAL];
@@ -139,7 +142,7 @@ int lk_walk(const uint8_t *buf, size_t len, int64_t *s, lk_bytes *oe, lk_bytes *
                 }
                 if (grow(oe, 8) || grow(te, 12)) return -1;
                 lk_put_be32(oe->data + oe->len, (uint32_t)rel);
-                lk_put_be32(oe->data + oe->len + 4, (uint32_t)pos);
+                lk_put_be32(oe->data + oe->len + 4, (uint32_t)pos); /* 0 <= pos < len <= 2^31 - 1 */
                 oe->len += 8;
                 oi_count++;
                 oi_last = rel;

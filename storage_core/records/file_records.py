@@ -34,7 +34,7 @@ from pathlib import Path
 from types import TracebackType
 
 from storage_core import native
-from storage_core.errors import CorruptRecordError
+from storage_core.errors import CorruptRecordError, SegmentTooLargeError
 from storage_core.fs import FileHandle, FileSystem, default_fs
 from storage_core.native.layout import (
     INT64_MAX,
@@ -238,10 +238,17 @@ class FileRecords:
             fs: the file system (default: the local one).
             writable: allow append, truncate_to and trim.
             create: create an empty file when missing (implies writable).
+
+        Raises:
+            SegmentTooLargeError: the file is over 2^31 - 1 bytes (Kafka's maximum segment size).
         """
         fs = fs or default_fs()
         handle = fs.open(Path(path), writable=writable or create, create=create)
-        return cls(Path(path), handle, handle.size(), fs)
+        size = handle.size()
+        if size > _MAX_FILE_SIZE:  # Kafka's FileRecords refuses it the same way, before reading it
+            handle.close()
+            raise SegmentTooLargeError(size, path=path)
+        return cls(Path(path), handle, size, fs)
 
     @property
     def size_in_bytes(self) -> int:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from storage_core import names
-from storage_core.errors import StorageError
+from storage_core.errors import SegmentTooLargeError, StorageError
 from storage_core.fs import FaultInjectingFileSystem, LocalFileSystem, SimulatedCrash
 from storage_core.index.offset_index import OffsetIndex
 from storage_core.index.time_index import TimeIndex
@@ -20,6 +20,7 @@ from storage_core.partition_segments import SegmentSettings
 from storage_core.producer_snapshot import write_snapshot
 from storage_core.records.batch import Record, build_batch, build_end_txn_marker
 from storage_core.records.file_records import iterate_batches
+from tests.builders.large_segment import write_segment_past_2_gib
 
 T0 = 1_700_000_000_000
 FS = LocalFileSystem()
@@ -478,3 +479,19 @@ def test_a_crash_during_a_split_recovers_to_the_same_keys(tmp_path: Path) -> Non
             load(path, fs=FaultInjectingFileSystem(fail_at=n))
         load(path)
         assert dir_state(path) == expected, f"crash at {counting.operations[n - 1]}"
+
+
+@pytest.mark.both_cores
+def test_a_segment_past_2_gib_fails_the_load_unchanged_as_kafka_refuses_to_open_it(tmp_path: Path) -> None:
+    """Kafka's positions in a segment are ints (FileRecords refuses a larger file): before, the
+    compiled walk indexed the batch at 2^31 + 8 at a negative position and the recovery passed, the
+    twin failed with struct.error. Now both refuse the segment, name it, and change nothing."""
+    part = tmp_path / "t-0"
+    part.mkdir()
+    log = names.log_file(part, 0)
+    size = write_segment_past_2_gib(log)
+    before = sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in part.iterdir())
+    with pytest.raises(SegmentTooLargeError, match=f"segment {log} \\({size}\\) is larger than the maximum"):
+        load(part)
+    assert sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in part.iterdir()) == before
+    assert not (tmp_path / "quarantine").exists()

@@ -8,11 +8,15 @@ buffer is a finding). Inputs reach the native side in buffers allocated at their
 
 Each case mutates a seed (valid segments of every codec, records sections with headers, and the
 hostile shapes: batch sizes near INT32_MAX, negative and zero sizes, truncated headers,
-overlapping batches, negative key/value/header lengths, varints of 10 bytes) and calls every native
-function on it — the walk with random flags and state, framing with counts off by one and
-absurd, the offset map's record puts and probes, CRC-32C and MD5 — and compares each result with
-the pure-Python twin's (tests/storage_core/native/twins.py). A difference prints the seed and case
-and exits 1; the case count is printed at the end.
+overlapping batches, negative key/value/header lengths, varints of 10 bytes, negative base offsets
+down to INT64_MIN) and calls every native function on it — the walk with random flags and state,
+framing with counts off by one and absurd, the offset map's record puts and probes (negative base
+offsets too), CRC-32C and MD5 — and compares each result with the pure-Python twin's
+(tests/storage_core/native/twins.py). One case in eight walks at the largest positions a segment
+has: its bytes end a sparse anonymous mapping of 2^31 - 1 bytes (Kafka's largest segment; nothing
+but the case's pages is ever touched) where the walk starts, and a mapping one byte longer must be
+refused by both (SegmentTooLargeError). A difference prints the seed and case and exits 1; the case
+count is printed at the end.
 
 Usage: `python -m tests.storage_core.native.fuzz --seconds 120 [--seed N]`.
 """
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import mmap
 import random
 import struct
 import sys
@@ -29,6 +34,7 @@ import time
 from storage_core import native
 from storage_core.native import pure
 from storage_core.native.layout import (
+    INT64_MIN,
     PROBE_LOOKUP,
     PROBE_NONE,
     PROBE_SUPERSEDED,
@@ -36,6 +42,7 @@ from storage_core.native.layout import (
     REPLAY_NONE,
     REPLAY_PRODUCER_OR_EPOCH,
     WF_VERIFY_CRC,
+    walk_state,
 )
 from storage_core.records.batch import Record, build_batch
 from storage_core.records.compression import CompressionType
@@ -43,6 +50,8 @@ from storage_core.records.legacy import build_legacy_messages
 from tests.storage_core.native.twins import HOSTILE_INTS, both, map_pair, outcome, walk_all
 
 INT64S = [0, -1, 1, 2**63 - 1, -(2**63), 2**31, 2**31 - 1, 2**62, -(2**31)]
+NEGATIVE_BASES = [-1, -2, -(2**31), -(2**31) - 1, -(2**62), -(2**63), -(2**63) + 1]
+INT32_MAX = 2**31 - 1
 VARINTS = [b"\xff" * 9 + b"\x01", b"\x80" * 10, b"\xfe\xff\xff\xff\x0f", b"\x01", b"\x03", b"\xff\xff\xff\xff\x0f"]
 
 
@@ -91,7 +100,15 @@ def seeds(rng: random.Random) -> list[bytes]:
     shorter = bytearray(log)
     shorter[8:12] = struct.pack(">i", len(batches[0]) - 12 - 20)  # the next batch starts inside this one
     legacy = build_legacy_messages([Record(0, 1_700_000_000_000, b"k", b"v")], magic=1)
-    return [log, *batches, *hostile, bytes(overlap), bytes(shorter), log[:16], log[:60], log[:61], legacy + log]
+    negative = []  # every batch's base offset moved below zero, in order and not (its CRC does not cover it)
+    for base in NEGATIVE_BASES:
+        moved, position = bytearray(log), 0
+        for batch in batches:
+            moved[position : position + 8] = struct.pack(">q", base + position % 7)
+            position += len(batch)
+        negative.append(bytes(moved))
+    shapes = [bytes(overlap), bytes(shorter), log[:16], log[:60], log[:61], legacy + log]
+    return [log, *batches, *hostile, *negative, *shapes]
 
 
 def sections(rng: random.Random) -> list[tuple[bytes, int]]:
@@ -152,20 +169,64 @@ def check(name: str, left: object, right: object, context: object) -> None:
         raise SystemExit(1)
 
 
-def one_case(rng: random.Random, segment_pool: list[bytes], section_pool: list[tuple[bytes, int]]) -> None:
-    segment = mutate(rng, rng.choice(segment_pool), segment_pool)
+class LargeSegments:
+    """Sparse anonymous mappings for walks at the largest positions: `largest` is 2^31 - 1 bytes long
+    (a case is written at its end, so a read past the end faults), `too_large` one byte longer.
+    Only the pages a case writes are ever backed by memory."""
+
+    def __init__(self) -> None:
+        self.largest = mmap.mmap(-1, INT32_MAX, flags=mmap.MAP_PRIVATE)
+        self.too_large = mmap.mmap(-1, INT32_MAX + 1, flags=mmap.MAP_PRIVATE)
+
+    def place(self, segment: bytes) -> int:
+        """Write `segment` at the end of `largest`; where it starts."""
+        at = INT32_MAX - len(segment)
+        self.largest[at:] = segment
+        return at
+
+
+def walk_case(rng: random.Random, segment: bytes, large: LargeSegments) -> None:
+    """The walk over `segment` with random flags and state, natively and by its twin: in a buffer of
+    its exact size, or (one case in eight) at the end of the largest segment Kafka has."""
+    at = large.place(segment) if rng.random() < 0.125 else 0
     params = {
-        "end": rng.choice([-1, -1, rng.randint(0, len(segment) + 8)]),
+        "end": rng.choice([-1, -1, at + rng.randint(0, len(segment) + 8)]),
         "flags": rng.randrange(16) | rng.choice([0, WF_VERIFY_CRC]),
-        "segment_base": rng.choice([0, 0, 5, 2**31 - 3, 2**62, -1]),
+        "segment_base": rng.choice([0, 0, 5, 2**31 - 3, 2**62, -1, rng.choice(NEGATIVE_BASES)]),
         "interval": rng.choice([0, 1, 64, 4096]),
         "replay": rng.choice([REPLAY_NONE, REPLAY_EVERY, REPLAY_PRODUCER_OR_EPOCH]),
         "oi_capacity": rng.choice([0, 1, 3, 1000]),
         "ti_capacity": rng.choice([0, 1, 2, 1000]),
         "epoch_floor": rng.randint(-1, 2),
-        "position": rng.choice([0, 0, 0, rng.randint(-2, len(segment) + 2), 2**62]),
+        "position": at + rng.choice([0, 0, 0, rng.randint(-2, len(segment) + 2), 2**62]),
     }
+    if at:
+        params["last_index_entry"] = rng.choice([0, at, at - 4096])
+        check(
+            "walk (2^31 - 1 bytes)",
+            walk_all(native.walk, large.largest, params),
+            walk_all(pure.walk, large.largest, params),
+            (params, segment),
+        )
+        check(
+            "walk (2^31 bytes)",
+            outcome(lambda: native.walk(large.too_large, walk_state(end=-1, flags=params["flags"]), *_entries())),
+            outcome(lambda: pure.walk(large.too_large, walk_state(end=-1, flags=params["flags"]), *_entries())),
+            params,
+        )
+        return
     check("walk", walk_all(native.walk, exact(segment), params), walk_all(pure.walk, segment, params), params)
+
+
+def _entries() -> tuple[bytearray, bytearray]:
+    return bytearray(), bytearray()
+
+
+def one_case(
+    rng: random.Random, segment_pool: list[bytes], section_pool: list[tuple[bytes, int]], large: LargeSegments
+) -> None:
+    segment = mutate(rng, rng.choice(segment_pool), segment_pool)
+    walk_case(rng, segment, large)
     check("crc32c", native.crc32c(exact(segment)), pure.crc32c(segment), len(segment))
     check("md5", native.md5(exact(segment[:64])), pure.md5(segment[:64]), len(segment))
 
@@ -179,14 +240,22 @@ def one_case(rng: random.Random, segment_pool: list[bytes], section_pool: list[t
         (section, count),
     )
     maps = map_pair(rng.choice([1, 2, 7, 64]), rng.choice([0, 1, 8]))
-    base = rng.choice([0, 3, 2**31 - 2, 2**62])
-    last = base + rng.choice([0, max(count - 1, 0), 100])
+    base = rng.choice([0, 3, 2**31 - 2, 2**62, rng.choice(NEGATIVE_BASES)])
+    last = max(INT64_MIN, base + rng.choice([0, max(count - 1, 0), 100, -1]))
     try:
-        start, max_entries = base + rng.randint(-1, 3), rng.randint(0, 70)
+        start, max_entries = max(INT64_MIN, base + rng.randint(-1, 3)), rng.randint(0, 70)
         both("map_put_records", maps, section, count, base, last, start, max_entries, native_buffer=exact)
         for probe in (PROBE_NONE, PROBE_LOOKUP, PROBE_SUPERSEDED):
             both(
-                "map_retained", maps, section, count, base, last, base + rng.randint(-1, 5), probe, native_buffer=exact
+                "map_retained",
+                maps,
+                section,
+                count,
+                base,
+                last,
+                max(INT64_MIN, base + rng.randint(-1, 5)),
+                probe,
+                native_buffer=exact,
             )
     except AssertionError as exc:
         check("offset map", "see case", str(exc), (section, count, base, last))
@@ -202,12 +271,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
     rng = random.Random(seed)
-    segment_pool, section_pool = seeds(rng), sections(rng)
+    segment_pool, section_pool, large = seeds(rng), sections(rng), LargeSegments()
     deadline, cases = time.monotonic() + args.seconds, 0
     module = native.implementation._native.__file__  # type: ignore[union-attr]
     print(f"fuzz: seed {seed}, {native.describe()} from {module}, {args.seconds:.0f} s", flush=True)
     while time.monotonic() < deadline:
-        one_case(rng, segment_pool, section_pool)
+        one_case(rng, segment_pool, section_pool, large)
         cases += 1
     print(f"fuzz: {cases} cases, no difference between the core and its twins (seed {seed})")
     return 0

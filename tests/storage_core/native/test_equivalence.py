@@ -5,19 +5,27 @@ result is compared whole: the walk's stop code, its full state array and the ind
 wrote; the frames of a records section or the error (type, message) and so its position; the
 offset map's slots, superseded bits and state after every call. The damage includes what hostile
 files carry: sizes near INT32_MAX, negative lengths and counts, truncated headers, overlapping
-batches (a size that points into the next batch).
+batches (a size that points into the next batch), negative base offsets; and the three defects
+issue 28 found by reading and UBSan, each a test that failed before its fix.
 """
 
 from __future__ import annotations
 
+import hashlib
 import struct
+from array import array
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import storage_core.native as active
+from storage_core.errors import SegmentTooLargeError
+from storage_core.fs import LocalFileSystem
 from storage_core.native import pure
 from storage_core.native.layout import (
+    INT64_MIN,
+    M_ENTRIES,
     PROBE_LOOKUP,
     PROBE_NONE,
     PROBE_SUPERSEDED,
@@ -31,7 +39,16 @@ from storage_core.native.layout import (
 )
 from storage_core.records.batch import Record, build_batch
 from storage_core.records.compression import CompressionType
-from tests.storage_core.native.twins import HOSTILE_INTS, both, compiled_core_required, map_pair, outcome, walk_all
+from tests.builders.large_segment import write_segment_past_2_gib
+from tests.storage_core.native.twins import (
+    HOSTILE_INTS,
+    MapBuffers,
+    both,
+    compiled_core_required,
+    map_pair,
+    outcome,
+    walk_all,
+)
 
 pytestmark = compiled_core_required
 
@@ -97,7 +114,7 @@ walk_params = st.fixed_dictionaries(
     {
         "end": st.one_of(st.just(-1), st.integers(0, 2000)),
         "flags": st.integers(0, WF_VERIFY_CRC | WF_CHECK_OFFSETS | WF_INDEX | WF_CHECK_ORDER),
-        "segment_base": st.sampled_from([0, 100, 2**31 - 10, 2**62, 2**31 + 200]),
+        "segment_base": st.sampled_from([0, 100, 2**31 - 10, 2**62, 2**31 + 200, -1, -(2**31), -(2**63)]),
         "interval": st.sampled_from([0, 1, 100, 4096]),
         "replay": st.sampled_from([REPLAY_NONE, REPLAY_EVERY, REPLAY_PRODUCER_OR_EPOCH]),
         "oi_capacity": st.sampled_from([0, 1, 2, 1000]),
@@ -212,11 +229,66 @@ def test_puts_and_gets_leave_the_same_map(chunks, shape, probes) -> None:
 def test_records_put_and_probed_alike(sections, shape, start, data) -> None:
     slots, bits_bytes, max_entries = shape
     maps = map_pair(slots, bits_bytes)
+    origin = data.draw(st.sampled_from([0, 0, -5, INT64_MIN]))  # negative base offsets: a damaged base offset
     for base, (section, count) in enumerate(sections):
-        base_offset = 10 * base
+        base_offset = origin + 10 * base
         last_offset = base_offset + data.draw(st.sampled_from([max(count - 1, 0), 0, 100]))
-        both("map_put_records", maps, section, count, base_offset, last_offset, start + base_offset, max_entries)
-    latest = data.draw(st.integers(-1, 10 * len(sections)))
+        start_offset = max(INT64_MIN, start + base_offset)
+        both("map_put_records", maps, section, count, base_offset, last_offset, start_offset, max_entries)
+    latest = max(INT64_MIN, origin + data.draw(st.integers(-1, 10 * len(sections))))
     for base, (section, count) in enumerate(sections):
         for probe in (PROBE_NONE, PROBE_LOOKUP, PROBE_SUPERSEDED):
-            both("map_retained", maps, section, count, 10 * base, 10 * base + 20, latest, probe)
+            both("map_retained", maps, section, count, origin + 10 * base, origin + 10 * base + 20, latest, probe)
+
+
+# -- the defects found by reading and UBSan (issue 28) ------------------------------------------
+
+
+def test_a_segment_past_2_gib_is_refused_by_both_walks_before_they_read(tmp_path: Path) -> None:
+    """Kafka's positions in a segment are ints: walk.c stored the batch at 2^31 + 8 as a negative
+    index position (a uint32 cast), where the twin raised struct.error. Both refuse it alike."""
+    path = tmp_path / "00000000000000000000.log"
+    size = write_segment_past_2_gib(path)
+    buffer = LocalFileSystem().mmap(path)
+    params = {"end": -1, "flags": WF_INDEX, "segment_base": 0, "interval": 0, "replay": REPLAY_NONE}
+    params |= {"oi_capacity": 10, "ti_capacity": 10, "epoch_floor": -1, "position": 0}
+    refused = ("error", ("SegmentTooLargeError", str(SegmentTooLargeError(size))))
+    assert outcome(lambda: walk_all(active.walk, buffer, params)) == refused
+    assert outcome(lambda: walk_all(pure.walk, buffer, params)) == refused
+    assert outcome(lambda: walk_all(active.walk, memoryview(buffer)[: 2**31 - 1], params))[0] == "ok"
+
+
+def test_records_at_the_lowest_base_offset_are_in_order_for_both() -> None:
+    """module.c computed `base - 1` (undefined at INT64_MIN) and called such records out of order,
+    where the twin finds them in order."""
+    records = [Record(INT64_MIN + i, 1_700_000_000_000, b"k%d" % i, b"v") for i in range(3)]
+    section = build_batch(records, base_offset=INT64_MIN)[61:]
+    maps = map_pair(64, 8)
+    both("map_put_records", maps, section, 3, INT64_MIN, INT64_MIN + 2, INT64_MIN, 10)
+    assert active.map_put_records(*_fresh(), section, 3, INT64_MIN, INT64_MIN + 2, INT64_MIN, 10)[1] is True
+
+
+def _fresh() -> tuple[bytearray, bytearray, array]:
+    buffers = MapBuffers(64, 8)
+    return buffers.slots, buffers.bits, buffers.state
+
+
+def test_the_linear_probes_visit_every_slot_so_a_map_with_one_empty_slot_finds_it() -> None:
+    """Kafka adds the attempt to the hash's last int before its absolute value: from an int within
+    `slots` below zero the linear probes fold back at zero and never reach the highest slots, so a
+    map with its one free slot up there called itself full. Every slot is visited now."""
+    slots = 2**20
+    key, digest = next(
+        (k, d)
+        for k, d in ((b"k%d" % i, hashlib.md5(b"k%d" % i).digest()) for i in range(10**6))
+        if -(3 * slots) // 4 < int.from_bytes(d[12:], "big", signed=True) < -slots // 4
+        and slots - 1 not in {abs(int.from_bytes(d[i : i + 4], "big", signed=True)) % slots for i in range(13)}
+    )
+    for module in (active, pure):
+        buffers = MapBuffers(slots, 0)
+        buffers.slots[:] = (b"\x01" * 16 + bytes(8)) * slots  # every slot taken by another digest ...
+        buffers.slots[-24:] = bytes(24)  # ... but the last
+        buffers.state[M_ENTRIES] = slots - 1
+        assert module.map_get(buffers.slots, buffers.bits, buffers.state, key) == -1
+        assert module.map_put_keys(buffers.slots, buffers.bits, buffers.state, [7], [key], slots) == 1
+        assert bytes(buffers.slots[-24:]) == digest + (7).to_bytes(8, "big")

@@ -26,6 +26,7 @@ from storage_core.native.layout import (
     M_SUPERSEDED_VALID,
     STOP_REPLAY,
     W_EPOCH_FLOOR,
+    W_LAST_INDEX_ENTRY,
     W_OI_CAPACITY,
     W_POSITION,
     W_TI_CAPACITY,
@@ -62,6 +63,7 @@ def walk_all(walk: Callable[..., int], data: bytes, params: dict[str, int]) -> l
     state[W_OI_CAPACITY], state[W_TI_CAPACITY] = params["oi_capacity"], params["ti_capacity"]
     state[W_EPOCH_FLOOR] = params["epoch_floor"]
     state[W_POSITION] = params["position"]
+    state[W_LAST_INDEX_ENTRY] = params.get("last_index_entry", 0)
     stops = []
     for _ in range(50):
         offset_entries, time_entries = bytearray(), bytearray()
