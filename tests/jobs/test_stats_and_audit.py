@@ -171,11 +171,26 @@ def test_a_failing_suite_is_reported_and_kept(tmp_path: Path, warehouse) -> None
     broken = frame.copy()
     broken.loc[0, "min_timestamp"] = broken.loc[0, "max_timestamp"] + pd.Timedelta(milliseconds=1)
     broken.loc[1, "none_batch_count"] += 1
+    handed_in = broken.copy()
     assert not validate_segment_stats(broken, result_path=tmp_path / "bad.json")
     kept = json.loads((tmp_path / "bad.json").read_text())
     assert kept["success"] is False
     assert kept["statistics"]["unsuccessful_expectations"] == 2
-    assert isinstance(broken, pd.DataFrame)
+    failed = {
+        (
+            check["expectation_type"],
+            check["kwargs"]["column_A"],
+            check["kwargs"]["column_B"],
+            check["result"]["unexpected_count"],
+        )
+        for check in kept["expectations"]
+        if not check["success"]
+    }
+    assert failed == {  # exactly the two rules broken above, each by its one row
+        ("expect_column_pair_values_a_to_be_greater_than_b", "max_timestamp", "min_timestamp", 1),
+        ("expect_column_pair_values_to_be_equal", "codec_batch_total", "batch_count", 1),
+    }
+    pd.testing.assert_frame_equal(broken, handed_in)  # the suite's helper column is added to its own copy
 
 
 def test_a_retried_run_does_not_duplicate_rows(warehouse) -> None:
