@@ -20,10 +20,27 @@ def pytest_collection_modifyitems(config, items) -> None:
         items[:] = kept
 
 
-def pytest_terminal_summary(terminalreporter) -> None:
-    """Report how many fuzz cases the hypothesis campaign ran (tests/storage_core/test_fuzz.py)."""
-    import sys
+_COUNTED: list[tuple[str, object]] = []  # the user properties of every test that ran (its teardown report)
 
-    fuzz = sys.modules.get("tests.storage_core.test_fuzz")
-    if fuzz is not None:
-        terminalreporter.write_line(f"fuzz cases run: {fuzz.CASES['count']}")
+
+def pytest_runtest_logreport(report) -> None:
+    if report.when == "teardown":  # it carries every property, set by the test or by its fixtures' teardown
+        _COUNTED.extend(report.user_properties)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """Report what the tests counted, from their reports' user properties (so under pytest-xdist too):
+    the hypothesis campaign's cases and refused loads (tests/storage_core/test_fuzz.py), and the
+    operations each crash sweep reached (tests/reliability/test_job_sweep.py)."""
+    properties = _COUNTED
+    cases = [value for name, value in properties if name == "fuzz cases"]
+    if cases:
+        refused: dict[str, int] = {}
+        for name, value in properties:
+            if name == "fuzz refused loads":
+                for what, count in value.items():
+                    refused[what] = refused.get(what, 0) + count
+        detail = ", ".join(f"{what}: {count}" for what, count in sorted(refused.items())) or "none"
+        terminalreporter.write_line(f"fuzz cases run: {sum(cases)}; loads refused (changing nothing): {detail}")
+    for line in sorted(value for name, value in properties if name == "crash sweep"):
+        terminalreporter.write_line(f"crash sweep: {line}")

@@ -2,21 +2,26 @@
 
 Invariants: every reader either succeeds or raises a typed StorageError (never struct.error,
 IndexError, ...); the valid-prefix scan never raises and never loses a batch that ends before the
-first damaged byte; loading a damaged partition keeps every batch before the damage. The number of
-cases run is reported at the end of the test session.
+first damaged byte; loading a damaged partition keeps every batch before the damage, or refuses
+with one of the errors its kind of damage may give and changes nothing. The number of cases run,
+and of refused loads by damage and error, is reported at the end of the test session.
 """
 
 from __future__ import annotations
 
+import collections
+import re
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
-from hypothesis import given, settings
+import pytest
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from storage_core import names
 from storage_core.checkpoint import parse_checkpoint
-from storage_core.errors import StorageError
+from storage_core.errors import StorageError, UnsupportedFormatError
 from storage_core.fs import LocalFileSystem
 from storage_core.index.offset_index import OffsetIndex
 from storage_core.index.time_index import TimeIndex
@@ -28,6 +33,7 @@ from storage_core.records.file_records import iterate_batches, scan_valid_prefix
 from tests.builders.log_dir import recover_unclean
 
 CASES = {"count": 0}
+REFUSED: collections.Counter[str] = collections.Counter()  # loads refused, by damage and error
 FS = LocalFileSystem()
 BATCHES = [
     build_batch(
@@ -43,6 +49,15 @@ ENDS = [sum(len(b) for b in BATCHES[: i + 1]) for i in range(len(BATCHES))]
 
 def _count() -> None:
     CASES["count"] += 1
+
+
+@pytest.fixture(autouse=True)
+def _report_cases(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Each test's case count and refused loads, for the session summary (tests/conftest.py)."""
+    cases, refused = CASES["count"], REFUSED.copy()
+    yield
+    request.node.user_properties.append(("fuzz cases", CASES["count"] - cases))
+    request.node.user_properties.append(("fuzz refused loads", dict(REFUSED - refused)))
 
 
 damage = st.one_of(
@@ -80,19 +95,46 @@ def test_damaged_segments(change) -> None:
         pass
 
 
+# The refusals a load may give, by kind of damage: only an overwrite can make a batch that frames
+# and passes its CRC yet cannot be loaded (a base offset, outside the CRC, far below the segment's:
+# the overflow split refuses it, F10; a codec id bit, inside the CRC only by chance, that no codec has).
+# A truncation, zeros or an appended tail only ever shorten the valid prefix: never a refusal.
+REFUSALS: dict[str, tuple[tuple[type[StorageError], str], ...]] = {
+    "overwrite": (
+        (StorageError, r"batch offset -?\d+ is below the segment's base offset; it cannot be split"),
+        (UnsupportedFormatError, r"unknown compression type id \d+"),
+    ),
+    "truncate": (),
+    "append": (),
+    "zeros": (),
+}
+
+
 @settings(max_examples=60, deadline=None)
 @given(damage)
+@example(("overwrite", 0, (-(2**62)).to_bytes(8, "big", signed=True)))  # a refusal (F10) in every run
 def test_loading_a_damaged_partition_keeps_everything_before_the_damage(change) -> None:
     _count()
     kind, position, data = change
+    damaged = _apply(kind, position, data)
     with tempfile.TemporaryDirectory() as scratch:
         part = Path(scratch) / "t-0"
         part.mkdir()
-        names.log_file(part, 0).write_bytes(_apply(kind, position, data))
+        names.log_file(part, 0).write_bytes(damaged)
         intact = max([end for end in ENDS if end <= position], default=0)
+        refusal: StorageError | None = None
         try:
             recover_unclean(part, now_ms=0)
-        except StorageError:
+        except StorageError as exc:
+            refusal = exc
+        if refusal is not None:
+            what = f"{type(refusal).__name__}: {refusal}"
+            assert any(type(refusal) is error and re.search(text, str(refusal)) for error, text in REFUSALS[kind]), (
+                f"{kind} at {position}: a refusal this damage may not give: {what}"
+            )
+            REFUSED[f"{kind}: {type(refusal).__name__}"] += 1
+            # A refused load changes nothing: the log is as it was, its valid prefix with it.
+            assert names.log_file(part, 0).read_bytes() == damaged
             return
         assert names.log_file(part, 0).read_bytes()[:intact] == LOG[:intact]
 
