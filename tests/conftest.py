@@ -11,7 +11,10 @@ collect_ignore = [] if importlib.util.find_spec("airflow") else ["airflow_dags"]
 
 def pytest_collection_modifyitems(config, items) -> None:
     """Deselect the `full_sweep` tests unless the `-m` expression names them (they take hours: CI runs
-    them as their own step, `.ci/full-sweep`)."""
+    them as their own step, `.ci/full-sweep`). The crash sweeps (minutes each) run first, so that the
+    pytest-xdist workers of `./dev test` share the rest of the tests around them, not wait for the
+    last one at the end."""
+    items.sort(key=lambda item: not item.nodeid.startswith("tests/reliability/"))
     if "full_sweep" in (config.option.markexpr or ""):
         return
     kept = [item for item in items if item.get_closest_marker("full_sweep") is None]
