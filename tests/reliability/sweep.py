@@ -15,7 +15,8 @@ argument parsing, driver and executor function on Spark's Python workers, as fro
 `cli.main` reuses the session its caller started and leaves it running, so a crash point costs the
 job and its reruns (0.1-2 s each here), not a Spark start per run (5-10 s). For the job:
 
-1. count: build the corpus (tests/builders/interop_corpus.py), run the job uninterrupted, record its
+1. count: build the corpus (tests/builders/interop_corpus.py) once, as the template every run copies,
+   run the job uninterrupted on a copy, record its
    operations (driver and executors, in order); then, after retention or compact, a `recover` (a
    load of the cleanly shut down dir, as a broker's start: it drops, say, the leader-epoch entry
    retention leaves at the log end when it deleted every segment, as Kafka's load does too) and
@@ -23,7 +24,7 @@ job and its reruns (0.1-2 s each here), not a Spark start per run (5-10 s). For 
 2. for each `--plan MODE:K[:drivers][:commands]` (crash or power loss), for n in its points (n = 1,
    1 + K, 1 + 2K, ..., and the last operation, with `drivers` every driver operation too; K = 1 sweeps
    them all; with `--shard I/N` only every N-th of those points from the I-th on, so that N processes
-   share a plan): build the corpus again, run the job with a
+   share a plan): copy the corpus again, run the job with a
    crash planned at operation n (in power-loss mode, then revert what was not durable), check that
    the crash happened at operation n and that it is the n-th operation of the counted run (same
    operation, same file), then do what an operator does after a crash, uninterrupted and with the
@@ -36,6 +37,11 @@ job and its reruns (0.1-2 s each here), not a Spark start per run (5-10 s). For 
    (fault kind `exit`: status 137, no `finally` block runs, the kernel releases its locks, its
    Python worker dies under Spark); the same checks against the same counted run, so the command
    performs the in-process run's very operations in its order; the reruns are in-process.
+
+The work directory (`--work`, default a new one under /dev/shm where there is one) holds every
+point's copy until it compared equal; it lives in memory: the crashes and power losses are
+simulated, so no disk is needed, and on one the fault control's per-operation writes and the jobs'
+fsyncs cost milliseconds each.
 
 A task that Spark had already started when the crash failed the job may still be running: the
 sweep waits until no task runs before it reverts or reruns anything (such a task cannot change a
@@ -53,6 +59,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -169,6 +176,19 @@ def _run_command(job: str, root: Path, timeout_s: float = 600.0) -> None:
         process.wait()
 
 
+def _copy_corpus(template: Path, root: Path) -> None:
+    """A fresh copy of the corpus built once (file contents and mtimes as built)."""
+    shutil.copytree(template, root, copy_function=shutil.copy2)
+
+
+def memory_dir() -> Path | None:
+    """Where a sweep works best: /dev/shm, a file system in memory. The sweep's crashes and power
+    losses are simulated (the fault control, the durability journal), so it needs no disk: on one,
+    the fault control's own per-operation writes and the jobs' fsyncs cost milliseconds each."""
+    shm = Path("/dev/shm")
+    return shm if shm.is_dir() and os.access(shm, os.W_OK) else None
+
+
 def _wait_for_idle_executors(timeout_s: float = 120.0) -> None:
     """Until no Spark task runs (a task started before a crash failed its job may still be going)."""
     from pyspark import SparkContext
@@ -189,6 +209,7 @@ class _Counted:
     """The uninterrupted run: its operations (normalised) and its end state."""
 
     job: str
+    template: Path
     operations: list[tuple[str, str]]
     expected: dict[str, str]
 
@@ -221,8 +242,7 @@ def _crash_at(
     (whether the crash came at the n-th operation of the counted run, and why the end state differs
     from the uninterrupted run's: "" if it does not)."""
     job, operations = counted.job, counted.operations
-    SharedFaultControl.start(control.directory)
-    build_corpus(root)
+    _copy_corpus(counted.template, root)
     kind = "exit" if command else "crash"
     SharedFaultControl.start(control.directory, fail_at=n, kind=kind, power_loss=mode == "power-loss")
     if command:
@@ -272,16 +292,17 @@ def sweep(
     session = get_spark(MASTER, f"logkeeper {job} sweep")  # every run of the sweep uses this one
     results = []
     try:
-        reference = work / "reference" / "corpus"
+        template, reference = work / "template" / "corpus", work / "reference" / "corpus"
         SharedFaultControl.start(control.directory)
-        build_corpus(reference)
+        build_corpus(template)
+        _copy_corpus(template, reference)
         SharedFaultControl.start(control.directory)
         _run(job, reference)
         operations = _normal(control.operations(), reference)
         driver_points = [n for n, pid in enumerate(control.pids(), start=1) if pid == os.getpid()]
         for then in AFTER[job]:
             _run(then, reference)
-        counted = _Counted(job, operations, _state(reference))
+        counted = _Counted(job, template, operations, _state(reference))
         log(f"{job}: {len(operations)} operations, counted in {time.monotonic() - started:.1f}s with the Spark start")
         for plan in plans:
             swept = time.monotonic()
@@ -299,6 +320,8 @@ def sweep(
                         reached[by_command].append(n)
                     if problem:
                         mismatches.append(("command " if by_command else "") + problem)
+                    else:
+                        shutil.rmtree(root.parent)  # the point's corpus and warehouse: kept only to look at
                     operation, path = operations[n - 1]
                     how = " (command)" if by_command else ""
                     log(f"  {plan.mode} {n}/{len(operations)}{how} {operation} {path.rsplit('/', 2)[-2:]}")
@@ -349,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, help="scratch directory (default: a new temporary one)")
     parser.add_argument("--shard", type=_shard, default=(1, 1), help="I/N: the I-th of N processes sharing the plan")
     args = parser.parse_args(argv)
-    work = args.work or Path(tempfile.mkdtemp(prefix=f"sweep-{args.job}-"))
+    work = args.work or Path(tempfile.mkdtemp(prefix=f"sweep-{args.job}-", dir=memory_dir()))
     work.mkdir(parents=True, exist_ok=True)
     os.environ[FAULT_DIR_ENV] = str(work / "faults")  # before Spark starts: the workers inherit it
     SharedFaultControl.start(work / "faults")

@@ -24,12 +24,16 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
+
+from tests.reliability.sweep import memory_dir
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLED_STRIDES = {"recover": 16, "retention": 6, "compact": 5, "maintain": 32, "move": 8}
@@ -47,20 +51,22 @@ def _sweep(work: Path, job: str, plans: list[str], *, timeout_s: int, shards: in
     command = [sys.executable, "-m", "tests.reliability.sweep", "--job", job]
     command += [argument for plan in plans for argument in ("--plan", plan)]
     running = []
-    for index in range(1, shards + 1):
-        out, log = work / f"report-{index}.json", work / f"sweep-{index}.log"
-        shard = ["--shard", f"{index}/{shards}", "--out", str(out), "--work", str(work / f"work-{index}")]
-        with log.open("w") as sink:
-            process = subprocess.Popen(command + shard, cwd=REPO, env=env, stdout=sink, stderr=subprocess.STDOUT)
-        running.append((process, out, log))
-    deadline = time.monotonic() + timeout_s
+    scratch = Path(tempfile.mkdtemp(prefix="logkeeper-sweep-", dir=memory_dir()))  # the corpus copies
     try:
+        for index in range(1, shards + 1):
+            out, log = work / f"report-{index}.json", work / f"sweep-{index}.log"
+            shard = ["--shard", f"{index}/{shards}", "--out", str(out), "--work", str(scratch / f"work-{index}")]
+            with log.open("w") as sink:
+                process = subprocess.Popen(command + shard, cwd=REPO, env=env, stdout=sink, stderr=subprocess.STDOUT)
+            running.append((process, out, log))
+        deadline = time.monotonic() + timeout_s
         for process, _, log in running:
             assert process.wait(timeout=max(1.0, deadline - time.monotonic())) == 0, log.read_text()[-3000:]
     finally:
         for process, _, _ in running:
             process.kill()
             process.wait()
+        shutil.rmtree(scratch)
     parts = [json.loads(out.read_text()) for _, out, _ in running]
     report = {**parts[0], "seconds": max(part["seconds"] for part in parts)}
     for part in parts:
