@@ -3,6 +3,16 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import sys
+
+# A pytest-xdist worker runs as `python -c ...`: its __main__ has neither __spec__ nor __file__, which
+# pyspark.sql.connect (imported by Great Expectations) takes for a doctest run without Spark Connect's
+# dependencies, and it calls sys.exit(0) on import (pyspark/sql/connect/utils.py, check_dependencies).
+# The worker's __main__ names this file instead (a worker never runs __main__ again).
+_main = sys.modules["__main__"]
+if os.environ.get("PYTEST_XDIST_WORKER") and _main.__spec__ is None and not hasattr(_main, "__file__"):
+    _main.__file__ = __file__
 
 # The DAG tests need Airflow, which lives in its own virtualenv (.venv-airflow): `./dev test` runs
 # them there. In the pipeline virtualenv they are not collected.
@@ -14,7 +24,7 @@ def pytest_collection_modifyitems(config, items) -> None:
     them as their own step, `.ci/full-sweep`). The crash sweeps (minutes each) run first, so that the
     pytest-xdist workers of `./dev test` share the rest of the tests around them, not wait for the
     last one at the end."""
-    items.sort(key=lambda item: not item.nodeid.startswith("tests/reliability/"))
+    items.sort(key=lambda item: not item.nodeid.startswith("tests/reliability/"))  # stable: the rest keeps its order
     if "full_sweep" in (config.option.markexpr or ""):
         return
     kept = [item for item in items if item.get_closest_marker("full_sweep") is None]
